@@ -129,3 +129,41 @@ def test_a_field_of_the_wrong_shape_is_a_400_naming_it_not_echoed_back(classroom
     assert answer.status_code == 400, answer.text[:300]
     error = answer.json()["error"]
     assert error["param"] == param and says in error["message"], error
+
+
+def statuses(classroom, body):
+    """The output items' statuses of the plain response and of the stream (each item as output_item.done gave
+    it, and as the last event's response holds it), and the response's own status."""
+    whole = post(classroom, body).json()
+    streamed = post(classroom, {**body, "stream": True}, stream=True)
+    events = [json.loads(line.removeprefix("data: ")) for line in streamed.iter_lines(decode_unicode=True)
+              if line.startswith("data: ")]
+    done = [event["item"]["status"] for event in events if event["type"] == "response.output_item.done"]
+    last = events[-1]["response"]
+    assert done == [item["status"] for item in last["output"]] == [item["status"] for item in whole["output"]]
+    assert last["status"] == whole["status"]
+    return whole["status"], done
+
+
+TWO_ORDERS = {"model": "classroom", "input": "Where are orders 88231 and 88232?", "tools": [ORDER_TOOL]}
+
+
+@pytest.mark.parametrize(("budget", "expected"), [
+    (None, ("completed", ["completed", "completed"])),
+    (4, ("incomplete", ["incomplete"])),  # cut inside the first call's arguments
+    (14, ("incomplete", ["completed", "incomplete"])),  # the first call whole, the second cut
+    (11, ("incomplete", ["completed", "incomplete"])),  # the second call's name, then no room for arguments
+    (10, ("incomplete", ["completed"])),  # no room for the second call's name: it was never begun
+])
+def test_the_item_max_output_tokens_cut_is_incomplete_and_only_that_one(classroom, budget, expected):
+    # A cut function_call said "completed" inside an incomplete response. The API's items end "incomplete" when
+    # the token budget runs out while the model is typing them; such an item is the last one, and the items
+    # before it are whole.
+    body = TWO_ORDERS if budget is None else {**TWO_ORDERS, "max_output_tokens": budget}
+    assert statuses(classroom, body) == expected
+
+
+def test_a_message_max_output_tokens_cut_is_incomplete(classroom):
+    body = {"model": "classroom", "input": "What is a ReAct agent?"}
+    assert statuses(classroom, body) == ("completed", ["completed"])
+    assert statuses(classroom, {**body, "max_output_tokens": 5}) == ("incomplete", ["incomplete"])

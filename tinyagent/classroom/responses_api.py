@@ -223,8 +223,10 @@ def in_responses_terms(message: str, param: str | None) -> tuple[str, str | None
 # --- writing the response ------------------------------------------------------------------------------
 
 
-def output_items(digest: str, content: str | None, refusal: str | None, tool_calls: list[dict]) -> list[dict]:
-    """The response's `output`: a message (its text, or its refusal), then each function call."""
+def output_items(digest: str, answer) -> list[dict]:
+    """The response's `output`: a message (its text, or its refusal), then each function call. Each is "completed",
+    but the one that `max_output_tokens` cut while it was being typed, which is "incomplete" (and the last)."""
+    content, refusal, tool_calls = answer.content, answer.refusal, answer.tool_calls
     items = []
     if content or refusal or not tool_calls:
         part = ({"type": "refusal", "refusal": refusal} if refusal
@@ -235,6 +237,8 @@ def output_items(digest: str, content: str | None, refusal: str | None, tool_cal
         items.append({"type": "function_call", "id": "fc_" + call["id"].removeprefix("call_"), "status": "completed",
                       "call_id": call["id"], "name": call["function"]["name"],
                       "arguments": call["function"]["arguments"]})
+    if answer.last_item_cut:
+        items[-1]["status"] = "incomplete"
     return items
 
 
@@ -253,8 +257,7 @@ def response_json(body: dict, digest: str, model: str, created: int, answer, sta
         "instructions": body.get("instructions"),
         "max_output_tokens": body.get("max_output_tokens"),
         "model": model,
-        "output": [] if status == "in_progress" else output_items(digest, answer.content, answer.refusal,
-                                                                   answer.tool_calls),
+        "output": [] if status == "in_progress" else output_items(digest, answer),
         "parallel_tool_calls": body.get("parallel_tool_calls", True),
         "previous_response_id": None,
         "reasoning": {"effort": None, "summary": None},
@@ -287,7 +290,7 @@ def response_events(body: dict, digest: str, model: str, created: int, answer) -
 
     emit("response.created", response=response_json(body, digest, model, created, answer, "in_progress"))
     emit("response.in_progress", response=response_json(body, digest, model, created, answer, "in_progress"))
-    for index, item in enumerate(output_items(digest, answer.content, answer.refusal, answer.tool_calls)):
+    for index, item in enumerate(output_items(digest, answer)):
         where = {"output_index": index, "item_id": item["id"]}
         if item["type"] == "message":
             part = item["content"][0]

@@ -518,6 +518,9 @@ class Answer:
     usage: dict
     deltas: list[str]  # the content in streamed pieces (empty when not streaming)
     refusal: str | None = None  # structured outputs: why the answer cannot take the schema's shape
+    # max_tokens ran out inside what was typed last (the text, or the last call's arguments), not between two calls:
+    # the Responses route marks that item "incomplete".
+    last_item_cut: bool = False
 
 
 def make_answer(request: ChatRequest, reply: Reply) -> Answer:
@@ -529,14 +532,14 @@ def make_answer(request: ChatRequest, reply: Reply) -> Answer:
 
     if reply.refusal:
         # Structured outputs: the model says why it cannot fill the schema; the content stays empty.
-        tool_calls, content, finish_reason, deltas = [], None, "stop", []
+        tool_calls, content, finish_reason, deltas, last_item_cut = [], None, "stop", [], False
         completion_tokens = count_tokens(reply.refusal)
     elif reply.tool_calls:
         # A tool-calling turn: the calls are the answer, the first only when the request allows no parallel calls.
         # Any text the model adds goes out as it is; all of it is typed within max_tokens.
         calls = reply.tool_calls if request.parallel_tool_calls else reply.tool_calls[:1]
         tool_calls = [_tool_call_json(request, i, call) for i, call in enumerate(calls)]
-        content, tool_calls, cut = cap_tool_calls(reply.text or None, tool_calls, request.max_tokens)
+        content, tool_calls, cut, last_item_cut = cap_tool_calls(reply.text or None, tool_calls, request.max_tokens)
         finish_reason = "length" if cut else "tool_calls"
         deltas = [content] if content and request.stream else []
         completion_tokens = count_tokens(content) + sum(_call_tokens(call) for call in tool_calls)
@@ -553,6 +556,7 @@ def make_answer(request: ChatRequest, reply: Reply) -> Answer:
             deltas = []
             content, finish_reason = cut_text(text, stop, request.max_tokens)
         completion_tokens = count_tokens(content)
+        last_item_cut = finish_reason == "length"
 
     prompt_tokens = count_prompt_tokens(request.body["messages"], request.body.get("tools"))
     usage = {
@@ -560,34 +564,35 @@ def make_answer(request: ChatRequest, reply: Reply) -> Answer:
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
-    return Answer(content, tool_calls, finish_reason, usage, deltas, reply.refusal)
+    return Answer(content, tool_calls, finish_reason, usage, deltas, reply.refusal, last_item_cut)
 
 
 def cap_tool_calls(content: str | None, tool_calls: list[dict], max_tokens: int | None,
-                   ) -> tuple[str | None, list[dict], bool]:
+                   ) -> tuple[str | None, list[dict], bool, bool]:
     """What a model that types at most `max_tokens` tokens gets out of a tool-calling turn: the text, then each call's
     name and arguments, in that order, counted as `usage` counts them. Returns the content, the calls (the last one's
-    arguments cut where the budget ran out; a call whose name no longer fits is not begun) and whether it was cut."""
+    arguments cut where the budget ran out; a call whose name no longer fits is not begun), whether it was cut, and
+    whether the cut fell inside what was typed last (so the text or that call is unfinished) or nothing was typed."""
     if max_tokens is None:
-        return content, tool_calls, False
+        return content, tool_calls, False, False
     left = max_tokens
     if content:
         typed = truncate_to_tokens(content, left)
         if typed != content:
-            return typed, [], True
+            return typed, [], True, True
         left -= count_tokens(content)
     kept: list[dict] = []
     for call in tool_calls:
         function = call["function"]
         name_tokens = count_tokens(function["name"])
         if name_tokens > left:
-            return content, kept, True
+            return content, kept, True, not (content or kept)
         arguments = truncate_to_tokens(function["arguments"], left - name_tokens)
         kept.append({**call, "function": {**function, "arguments": arguments}})
         if arguments != function["arguments"]:
-            return content, kept, True
+            return content, kept, True, True
         left -= name_tokens + count_tokens(arguments)
-    return content, kept, False
+    return content, kept, False, False
 
 
 def _call_tokens(call: dict) -> int:
