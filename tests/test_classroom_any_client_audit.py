@@ -101,6 +101,9 @@ def test_penalties_and_logit_bias_in_range_are_taken(client):
     ({"logprobs": True}, "logprobs"),
     ({"logprobs": True, "top_logprobs": 5}, "logprobs"),
     ({"top_logprobs": 50}, "top_logprobs"),
+    # OpenAI's API refuses 'top_logprobs' of any value, 0 too, without "logprobs": true; 0 was taken here.
+    ({"top_logprobs": 0}, "top_logprobs"),
+    ({"logprobs": False, "top_logprobs": 0}, "top_logprobs"),
 ])
 def test_logprobs_are_refused_as_the_classroom_model_has_none(classroom, fields, param):
     answer = chat(classroom, **fields)
