@@ -116,3 +116,54 @@ def test_a_request_line_without_its_version_gets_a_400_with_a_status_line(room):
     answer = answer_to(room.port, b"GET /v1/models\r\n\r\n")
     status, error = status_and_error(answer)
     assert status == b"400" and "HTTP version" in error["message"], answer
+
+
+def expecting(port: int, head: bytes) -> tuple[socket.socket, bytes]:
+    """A connection that sent `head` (a request with "Expect: 100-continue" and a body still to come) and nothing
+    more, and the first answer that came for it: a whole interim "100 Continue", or a final answer as far as it came
+    in one read."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=PATIENCE)
+    sock.sendall(head)
+    first = sock.recv(65536)
+    return sock, first
+
+
+EXPECT = b"Expect: 100-continue\r\n"
+
+
+@pytest.mark.parametrize(("path", "host", "media_type", "length", "status"), [
+    (b"/v1/nowhere", b"127.0.0.1", b"application/json", 10, b"404"),
+    (b"/v1/chat/completions", b"127.0.0.1", b"application/json", 99999999, b"413"),
+    (b"/v1/chat/completions", b"127.0.0.1", b"text/plain", 10, b"415"),
+    (b"/v1/chat/completions", b"evil.example", b"application/json", 10, b"403"),
+], ids=["unknown path", "too large", "not JSON", "foreign Host"])
+def test_a_request_refused_from_its_head_gets_the_refusal_not_100_continue(room, path, host, media_type, length,
+                                                                           status):
+    # RFC 9110 §10.1.1: "100 Continue" asks the client for a body; a server that refuses from the head alone answers
+    # the refusal instead. The room sent "100 Continue" first, then refused the body it had invited.
+    head = (b"POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n"
+            % (path, host, media_type, length))
+    sock, first = expecting(room.port, head + EXPECT + b"\r\n")
+    with sock:
+        assert first.startswith(b"HTTP/1.1 " + status + b" "), first
+        assert b"Connection: close" in first.partition(b"\r\n\r\n")[0], first
+
+
+def test_a_request_it_will_read_gets_100_continue_before_its_body(room):
+    # The interim answer went into the handler's write buffer and stayed there until the final answer, so a client
+    # that waits for it (curl, up to a second) waited for nothing; one that waits longer, for ever.
+    body = json.dumps(BODY).encode()
+    head = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n" % len(body))
+    sock, first = expecting(room.port, head + EXPECT + b"\r\n")
+    with sock:
+        sock.settimeout(5)  # the 100 comes at once; the room's own read_timeout is far longer
+        while first.count(b"\r\n\r\n") < 1:
+            first += sock.recv(65536)
+        assert first == b"HTTP/1.1 100 Continue\r\n\r\n", first
+        sock.settimeout(PATIENCE)
+        sock.sendall(body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200 ") and b'"hi"' in answer, answer[:300]

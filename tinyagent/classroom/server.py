@@ -900,6 +900,8 @@ class _Handler(HeadCheckingHandler):
         return size
 
     def _read_body(self, size: int) -> bytes:
+        if size:
+            self.send_continue()  # only now: a request refused from its head is never invited to send its body
         body = self._read_exactly(size)
         self._body_read = True
         return body

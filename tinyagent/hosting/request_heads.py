@@ -42,7 +42,27 @@ class HeadCheckingHandler(BaseHTTPRequestHandler):
         headers cut short by the end of the stream a 400, never an answer to the part that came
         a TLS handshake on the plain-HTTP port    a 400 that says to use http://
         the Server header                         `server_version`, not the Python version
+        Expect: 100-continue                      "100 Continue" only when the handler calls send_continue(),
+                                                  before it reads the body; a refusal from the head is sent alone
     """
+
+    continue_owed = False  # the request asked "Expect: 100-continue", and no "100 Continue" has gone out yet
+
+    def handle_expect_100(self) -> bool:
+        # The base class sent "100 Continue" as soon as it read the head, so a request then refused from its head
+        # alone (an unknown path, a body too large, no key) was first invited to send its body. RFC 9110 §10.1.1: the
+        # interim answer asks for the body, and a server that will not read it sends the final answer instead.
+        self.continue_owed = True
+        return True
+
+    def send_continue(self) -> None:
+        """Send the "100 Continue" the request asked for, if it did, now that its body is going to be read. Flushed
+        at once: a buffered wfile held it until the final answer, and the client waited for it in vain."""
+        if self.continue_owed:
+            self.continue_owed = False
+            self.send_response_only(HTTPStatus.CONTINUE)
+            self.end_headers()
+            self.wfile.flush()
 
     def version_string(self) -> str:
         return self.server_version  # not the Python version: nobody needs it, and it varies
@@ -62,6 +82,7 @@ class HeadCheckingHandler(BaseHTTPRequestHandler):
         return True
 
     def parse_request(self) -> bool:
+        self.continue_owed = False  # a keep-alive connection's next request asks afresh
         # RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request line; the base class took
         # it for a request line of no words, and closed the connection without an answer.
         for _ in range(EMPTY_LINES_IGNORED):
