@@ -212,7 +212,10 @@ def _parse_plan(before_number=r"\s*"):
             number = int(match.group(1))
             if steps and number <= last:
                 break
-            steps.append(match.group(2).replace("**", "").strip())
+            step = match.group(2).replace("**", "").strip()
+            if not step:
+                raise ValueError(f"step {number} is empty")
+            steps.append(step)
             last = number
         if not steps:
             raise ValueError("no numbered steps")

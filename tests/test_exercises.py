@@ -6361,7 +6361,10 @@ def _plan_parser(step_line, find="match", tidy=str.strip):
             number = int(match.group(1))
             if steps and number <= last:
                 break
-            steps.append(tidy(match.group(2).replace("**", "")))
+            step = tidy(match.group(2).replace("**", ""))
+            if not step:
+                raise ValueError(f"step {number} is empty: say what it does")
+            steps.append(step)
             last = number
         if not steps:
             raise ValueError("no numbered steps: write one step per line, '1. ...'")
@@ -6382,6 +6385,8 @@ def _steps_taken_by(step_of):
             if steps and int(head.group(1)) <= last:
                 break
             steps.append(step_of(line))
+            if not steps[-1]:
+                raise ValueError("an empty step")
             last = int(head.group(1))
         if not steps:
             raise ValueError("no steps")
@@ -6645,6 +6650,8 @@ def test_17_step_numbers_in_any_digits_as_the_package_reads_them():
             if steps and int(rest[:digits]) <= last:
                 break
             steps.append(rest[digits + 1:].replace("**", "").strip())
+            if not steps[-1]:
+                raise ValueError(f"step {rest[:digits]} is empty")
             last = int(rest[:digits])
         if not steps:
             raise ValueError("no numbered steps")
@@ -6652,6 +6659,47 @@ def test_17_step_numbers_in_any_digits_as_the_package_reads_them():
 
     assert passes(check_plan_parser, by_isdecimal)
     assert passes(check_plan_parser, _solution_17_parse_plan())
+
+
+def test_17_an_empty_step_is_a_value_error():
+    from tinyagent.architectures.plan_text import PlanError, parse_plan
+    from tinyagent.checks import check_plan_parser
+
+    with pytest.raises(PlanError, match="step 2 is empty"):  # the package's side: PlanError is a ValueError
+        parse_plan("1. 查询订单 88231\n2.\n3. 回复顾客")
+    step_line = r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$"
+
+    def keeps_empty_steps(text):  # the solution before the spec said it: `2.` alone was the step ''
+        steps, last = [], 0
+        for match in filter(None, (re.match(step_line, line) for line in text.splitlines())):
+            if steps and int(match.group(1)) <= last:
+                break
+            steps.append(match.group(2).replace("**", "").strip())
+            last = int(match.group(1))
+        if not steps:
+            raise ValueError("no numbered steps")
+        return steps
+
+    def skips_empty_steps(text):  # the empty step left out: the plan runs without the step the model meant
+        steps = [step for step in keeps_empty_steps(text) if step]
+        if not steps:
+            raise ValueError("no numbered steps")
+        return steps
+
+    def every_empty_line_refused(text):  # an empty numbered line refused even after the list has ended
+        if any(re.fullmatch(r"\s*(?:\*\*)?\d+[.)](?:\*\*)?\s*", line) for line in text.splitlines()):
+            raise ValueError("an empty step")
+        return keeps_empty_steps(text)
+
+    sentence = "a step of the list with no text (`2.` alone, or only `**` and spaces after its number) is a ValueError"
+    fails(check_plan_parser, keeps_empty_steps, says=sentence)
+    fails(check_plan_parser, keeps_empty_steps, says="Smallest failing input: '1.'\nexpected ValueError, it returned ['']")
+    fails(check_plan_parser, skips_empty_steps, says="expected ValueError, it returned ['查询订单 88231']")
+    fails(check_plan_parser, every_empty_line_refused, says=sentence)
+    fails(check_plan_parser, every_empty_line_refused, says="(once the list has ended, such a line is not read)")
+    fails(check_plan_parser, every_empty_line_refused,
+          says="'1. 查询订单 88231\\n2. 回复顾客\\n\\n总结：\\n1.'\nit raised ValueError: an empty step; expected ['查询订单 "
+               "88231', '回复顾客']")
 
 
 def _solution_17_needs_plan():  # notebooks/solutions/17_plan_and_skills.ipynb

@@ -14,7 +14,7 @@ _PLAN_LINE = re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$")
 
 def _plan_lines(text: str) -> list[str]:
     """17, exercise 1's answer (the solution's behaviour): the first numbered list, whatever number it starts at,
-    while the numbers go up; ValueError if there is none."""
+    while the numbers go up; ValueError if there is none, or if a step of it has no text."""
     steps, last = [], 0
     for line in text.splitlines():
         match = _PLAN_LINE.match(line)
@@ -23,7 +23,10 @@ def _plan_lines(text: str) -> list[str]:
         number = int(match.group(1))
         if steps and number <= last:
             break
-        steps.append(match.group(2).replace("**", "").strip())
+        step = match.group(2).replace("**", "").strip()
+        if not step:
+            raise ValueError(f"step {number} is empty")
+        steps.append(step)
         last = number
     if not steps:
         raise ValueError("no numbered steps")
@@ -257,6 +260,25 @@ def _other_digits_missed(args: tuple, expected: list, got: list) -> str | None:
     return None
 
 
+def _plans_with_an_empty_step(rng: random.Random) -> Iterator[tuple]:
+    """A step of the plan with nothing after its number (as a model cut short, or one that lost a line, writes it):
+    no step to run, like no plan at all. A numbered line with nothing after it once the list has ended is not read."""
+    yield ("1.",)
+    yield ("1.\n2. 查询订单 88231",)
+    yield ("1. 查询订单 88231\n2.",)
+    yield ("1. Look up order 88231\n2)   \n3. Answer the customer",)  # spaces only
+    yield ("计划：\n**1.** 查询订单 88231\n**2.**\n**3.** 回复顾客",)  # the number in bold, no step
+    yield ("1. Look up order 88231\n2. ****\n3. Answer the customer",)  # only `**` after the number
+    yield ("1. 查询订单 88231\n2.\u3000\t",)  # the full-width space and a tab only
+    for _ in range(4):
+        size = rng.randint(2, 4)
+        empty = rng.randint(1, size)
+        yield ("\n".join(_numbered(rng, n, "" if n == empty else _step(rng)).rstrip(" ") for n in range(1, size + 1)),)
+    # the plan ended before the empty line: nothing wrong with the plan
+    yield ("1. 查询订单 88231\n2. 回复顾客\n\n总结：\n1.",)
+    yield ("1. Look up order 88231\n2. Answer the customer\n2.",)
+
+
 PLAN_RULES = (
     Rule("a step line may be indented, its number followed by `.` or `)`, and in Markdown bold (`**1.**`); take "
          "every `**` out of the step (a bold word in it too)", _plans_styled, _styled_missed),
@@ -269,6 +291,9 @@ PLAN_RULES = (
     Rule("the list may start at any number, 0 too (`0. 查询订单` is a step)", _plans_from_zero),
     Rule("a number may be written in any digits `\\d` reads (full-width `１.`, Arabic-Indic `١.`)",
          _plans_in_other_digits, _other_digits_missed),
+    Rule("a step of the list with no text (`2.` alone, or only `**` and spaces after its number) is a ValueError too "
+         "(once the list has ended, such a line is not read)",
+         _plans_with_an_empty_step),
 )
 
 
