@@ -12,7 +12,7 @@ import weakref
 
 import pytest
 
-from tests.test_exercises import cut_stream, fails, my_rerank, passes, windows
+from tests.test_exercises import cut_stream, fails, failure, my_rerank, passes, windows
 from tinyagent import Action, ParsedStep, parse_step
 from tinyagent.checks import (
     check_action_over_final,
@@ -54,6 +54,23 @@ def test_11_action_name_keeps_its_marks():
     # the first word only is still told as such
     fails(check_action_over_final, lambda text: action_first(text, name_of=lambda value: value.split()[0] if value else ""),
           says="not only its first word")
+
+
+def test_11_two_readings_are_shown_where_they_differ():
+    # Each reading was cut short to a few words before the failure compared them, so an input that differs in its
+    # middle (here every line of a JSON Action Input stripped) read alike on both sides, cut twice: `' …  … 不回充"\n…`.
+    def lines_stripped(text):
+        step = action_first(text)
+        if step.action is None or step.final_answer is not None:
+            return step
+        tool_input = "\n".join(line.strip() for line in step.action.tool_input.split("\n"))
+        return ParsedStep(step.thought, Action(step.action.tool_name, tool_input), None, step.rule)
+
+    message = failure(check_action_over_final, lines_stripped)
+    expected_got = next(line for line in message.splitlines() if line.startswith("expected "))
+    want, _, have = expected_got.partition(", got ")
+    assert '\\n  "reason":' in want and '\\n"reason":' in have, message  # the second line, where they differ
+    assert " …  … " not in message, message
 
 
 KEYS = {"thought": "Thought:", "action input": "Action Input:", "action": "Action:", "final answer": "Final Answer:",

@@ -89,10 +89,11 @@ def _tolerant_v2(text: str) -> tuple[tuple[str, str] | None, str | None]:
 
 # -- what a parser returned, as the checks compare it ----------------------------------------------
 class _Reading(tuple):
-    """(action, final answer) of a step, shown as a few words in a failure."""
+    """(action, final answer) of a step, shown whole, as lesson 05's _Read: a failure cuts two readings where they
+    differ (each cut short alike, two inputs that differ in the middle read the same)."""
 
     def __repr__(self) -> str:
-        return _reading(*self)
+        return _reading(*self, whole=True)
 
 
 # The reference's readings, of a type named for what the learner returns: generated.py names the reference's value
@@ -137,7 +138,9 @@ def _read(value: Any) -> Any:
 
 
 def _shown(args: tuple) -> str:
-    """A reply as a failure shows it: from its Action or answer on (its Thought says nothing), cut short."""
+    """A reply as a failure shows it: from its Action or answer on (its Thought says nothing), cut short. 30 columns
+    keep it on the line that names it (FAILURE_COLUMNS) and the failure within FAILURE_LINES; the readings below it
+    are shown where they differ."""
     (text,) = args
     lines = text.split("\n")
     keyed = (n for n, line in enumerate(lines) if re.search(r"action|answer|observation", line, re.IGNORECASE))
