@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -29,6 +30,7 @@ from tinyagent.local_model import (
     LocalModelUnavailableError,
     find_model_file,
     start_local_model,
+    this_python,
 )
 from tinyagent.protocols.compliance import example_turns
 from tinyagent.shop import Shop, shop_registry
@@ -120,7 +122,10 @@ def test_the_command_line_serves_the_model_and_stops_cleanly_on_a_signal(signum)
     # Started with SIGINT ignored (a background job, nohup, some CI runners): only the server's own
     # handlers can stop it, on SIGINT as on SIGTERM.
     with ServerProcess("local-model", "--port", "0", ignore_sigint=True) as server:
-        server.wait_for_line("Stop with Ctrl-C")
+        check = server.wait_for_line("Stop with Ctrl-C")
+        # the doctor's command names the Python that runs this one, as typed here: a bare `python` was another
+        python = check.removeprefix("Check it with: ").split(" -m tinyagent doctor")[0]
+        assert Path(python).resolve() == Path(sys.executable).resolve(), check
         lines = dict(line.partition("=")[::2] for line in server.stdout.splitlines() if line.startswith("TINYAGENT_"))
         assert lines["TINYAGENT_API_URL"].startswith("http://127.0.0.1:")
         assert lines["TINYAGENT_API_URL"].endswith("/v1/chat/completions")
@@ -162,6 +167,19 @@ def test_a_stop_while_the_model_loads_ends_the_command_beside_busy_processes():
         for process in busy:
             process.kill()
             process.wait()
+
+
+def test_the_doctor_is_named_with_the_python_that_runs_the_command(monkeypatch, tmp_path):
+    # The banner said `python -m tinyagent doctor`, and `python` is not the course's .venv/bin/python on most
+    # machines (none at all on some): the README names every command with the venv's Python.
+    course = tmp_path / "my course"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / ".venv" / "bin" / "python"))
+    assert this_python() == os.path.join(".venv", "bin", "python")
+    monkeypatch.setattr(sys, "executable", "/usr/bin/python3.11")  # a Python outside the folder: its whole path
+    assert this_python() == "/usr/bin/python3.11"
+    monkeypatch.setattr(sys, "executable", str(course / ".venv" / "bin" / "python"))  # a space: quoted
+    assert this_python() == f'"{os.path.join("my course", ".venv", "bin", "python")}"'
 
 
 def test_the_model_file_is_found_without_importing_its_package():

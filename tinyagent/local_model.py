@@ -230,6 +230,19 @@ def ensure_local_model() -> LocalModel:
         return _shared
 
 
+def this_python() -> str:
+    """The Python running this command, as a line to type names it: relative to the current folder when it is
+    inside it (`.venv/bin/python` in the course's folder, as the README writes commands), else its whole path. A bare
+    `python` is another Python on most machines, or none, without the course's packages."""
+    if not sys.executable:
+        return "python"
+    try:
+        path = str(Path(sys.executable).relative_to(Path.cwd()))
+    except ValueError:
+        path = sys.executable
+    return f'"{path}"' if " " in path else path  # quoted as both a POSIX shell and Windows' read it
+
+
 def serve_local_model(
     port: int = DEFAULT_PORT, host: str = "127.0.0.1", verbose: bool = False, threads: int | None = None
 ) -> None:
@@ -247,7 +260,7 @@ def serve_local_model(
             print(f"Serving {model.model} (llama.cpp, {model.model_path.name}) at {model.base_url}")
             print("Put these lines in .env (no key needed on loopback), or export them:\n")
             print(model.env_lines())
-            print("\nCheck it with: python -m tinyagent doctor      Stop with Ctrl-C.", flush=True)
+            print(f"\nCheck it with: {this_python()} -m tinyagent doctor      Stop with Ctrl-C.", flush=True)
             stopped_by = stop.wait()
         except BaseException:
             model.stop()
