@@ -6347,9 +6347,10 @@ def _solution_17_parse_plan(after_number=".)"):  # notebooks/solutions/17_plan_a
     return _plan_parser(rf"^\s*(?:\*\*)?(\d+)[{re.escape(after_number)}](?:\*\*)?\s*(.*)$")
 
 
-def _plan_parser(step_line, find="match", tidy=str.strip):
+def _plan_parser(step_line, find="match", tidy=str.strip, refuse_empty=True):
     """The solution's parser with its step line (group 1 the number, group 2 the step), how it is looked for in a
-    line (re's "match" or "search") and how a step is tidied given: the wrong answers below swap one of them."""
+    line (re's "match" or "search"), how a step is tidied, and whether an empty step is a ValueError given: the wrong
+    answers below swap one of them."""
     line = re.compile(step_line)
 
     def my_parse_plan(text):
@@ -6362,7 +6363,7 @@ def _plan_parser(step_line, find="match", tidy=str.strip):
             if steps and number <= last:
                 break
             step = tidy(match.group(2).replace("**", ""))
-            if not step:
+            if not step and refuse_empty:
                 raise ValueError(f"step {number} is empty: say what it does")
             steps.append(step)
             last = number
@@ -6667,18 +6668,8 @@ def test_17_an_empty_step_is_a_value_error():
 
     with pytest.raises(PlanError, match="step 2 is empty"):  # the package's side: PlanError is a ValueError
         parse_plan("1. 查询订单 88231\n2.\n3. 回复顾客")
-    step_line = r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$"
-
-    def keeps_empty_steps(text):  # the solution before the spec said it: `2.` alone was the step ''
-        steps, last = [], 0
-        for match in filter(None, (re.match(step_line, line) for line in text.splitlines())):
-            if steps and int(match.group(1)) <= last:
-                break
-            steps.append(match.group(2).replace("**", "").strip())
-            last = int(match.group(1))
-        if not steps:
-            raise ValueError("no numbered steps")
-        return steps
+    # the solution before the spec said it: `2.` alone was the step ''
+    keeps_empty_steps = _plan_parser(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$", refuse_empty=False)
 
     def skips_empty_steps(text):  # the empty step left out: the plan runs without the step the model meant
         steps = [step for step in keeps_empty_steps(text) if step]
