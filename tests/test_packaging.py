@@ -318,9 +318,9 @@ def test_the_lesson_map_names_every_module_and_only_modules_that_exist():
 
 
 LESSON_06 = ("agent", "loop_parts", "events", "trace", "llm_client", "parser", "registry", "tools", "prompts", "settings")
-# Lesson 06's widgets: the cards a trace is drawn in, and the viewer that draws them (a later lesson's events show
-# through card parts of their own, in modules of their lessons).
-LESSON_06_WIDGETS = ("widgets/cards", "widgets/trace_viewer")
+# Lesson 06's widgets: the cards a trace is drawn in, the viewer that draws them and the debugger that steps through a
+# run (a later lesson's events show through card parts and step parts of their own, in modules of their lessons).
+LESSON_06_WIDGETS = ("widgets/cards", "widgets/trace_viewer", "widgets/step_debugger")
 LATER_FOLDERS = ("toolkit", "protocols", "robustness", "memory", "architectures", "evaluation", "serving", "frameworks")
 # Names a later lesson's module defines that are also plain words of lesson 06's (a part's methods, a run's fields).
 SHARED_WORDS = {
@@ -331,7 +331,7 @@ SHARED_WORDS = {
     "description", "invoke", "register", "items", "spec", "decide", "stop_rules", "tool_calls", "error", "step",
     "final", "usage", "model", "stop", "parts", "event", "default_parts", "of_reply", "send", "read", "request",
     "act", "mount", "truncated", "print", "done", "agent", "llm", "system_prompt", "tool", "now", "endpoint", "Node",
-    "totals",
+    "totals", "Edit",
 }
 
 

@@ -653,19 +653,45 @@ def test_a_native_call_round_can_be_edited_only_if_check_edit_takes_it():
     assert debugger.edit_button.disabled is not takes
 
 
-def test_a_gated_tool_step_stops_at_the_request_and_the_buttons_answer_it():
+def gated_debugger(**gate_options) -> tuple[StepDebugger, object]:
+    """A debugger on the refund, with lesson 15's gate on applyRefund (its `gate_options`), and the shop."""
     from tinyagent.shop import refund_gate
     from tinyagent.toolkit.confirmation import GatedAct
 
     shop = new_shop()
-    agent = ReActAgent(classroom(), shop_registry(shop), parts=[GatedAct(refund_gate(shop, timeout_s=30))])
-    debugger = StepDebugger(agent, REFUND)
+    agent = ReActAgent(classroom(), shop_registry(shop), parts=[GatedAct(refund_gate(shop, **gate_options))])
+    return StepDebugger(agent, REFUND), shop
+
+
+def test_a_gated_tool_step_stops_at_the_request_and_the_buttons_answer_it():
+    debugger, shop = gated_debugger(timeout_s=30)
     debugger.run_to_end()  # runs up to the request, never into the gate's wait
     assert debugger.waiting is not None and debugger.waiting.tool == "applyRefund" and not debugger.done
     assert "applyRefund waits for a person's approval" in debugger.status_text() and "Approve" in debugger.next_action()
-    assert debugger.next_button.disabled and not debugger.approve_button.disabled
+    buttons = {button.description: button for _, button in debugger.part_buttons}  # lesson 15's step part's
+    assert debugger.next_button.disabled and not buttons["Approve"].disabled and not buttons["Decline"].disabled
     assert debugger.step() == [] and shop.refunds() == []
-    debugger.approve_button.click()
+    buttons["Approve"].click()
     assert debugger.error is None and debugger.waiting is None and len(shop.refunds()) == 1
     debugger.run_to_end()
-    assert debugger.run.trace.reason == "final_answer" and debugger.approve_button.disabled
+    assert debugger.run.trace.reason == "final_answer" and buttons["Approve"].disabled
+    assert buttons["Approve"].layout.display == "none"  # shown only while a request waits
+
+
+def test_a_gated_tool_step_declined_runs_no_tool_and_the_run_goes_on():
+    debugger, shop = gated_debugger(timeout_s=30)
+    debugger.run_to_end()
+    buttons = {button.description: button for _, button in debugger.part_buttons}
+    buttons["Decline"].click()
+    decided = [e for e in debugger.run.trace.events if e.kind == "approval_decided"]
+    assert debugger.error is None and [(e.outcome, e.by) for e in decided] == [("declined", "a click on Decline")]
+    assert shop.refunds() == [] and debugger.waiting is None and not debugger.done
+    buttons["Decline"].click()  # nothing waits: the click is shown as an error, not lost
+    assert debugger.error == "RuntimeError: nothing is waiting for approval"
+
+
+def test_only_an_agent_whose_gate_waits_for_clicks_gets_approval_buttons():
+    assert StepDebugger(shop_agent(), LOGISTICS).part_buttons == []
+    debugger, shop = gated_debugger(ask=lambda request: True)
+    debugger.run_to_end()  # the gate's own callback answers: nothing waits for a click
+    assert debugger.part_buttons == [] and debugger.run.trace.reason == "final_answer" and len(shop.refunds()) == 1

@@ -21,9 +21,17 @@ except ImportError:
         'tinyagent.widgets needs ipywidgets: pip install -e ".[widgets]" in the course folder', name="ipywidgets"
     ) from None
 
-# The card parts of later lessons' events, each registered in cards.CARD_PARTS as its module is imported: here, so
-# that every part is in place before a card is drawn.
-from tinyagent.widgets import approval_cards, architecture_cards, limit_cards, streamed_cards  # noqa: F401
+# The card parts and step parts of later lessons' events, each registered in cards.CARD_PARTS or
+# step_debugger.STEP_PARTS as its module is imported: here, so that every part is in place before a card is drawn
+# or a debugger steps.
+from tinyagent.widgets import (  # noqa: F401
+    approval_cards,
+    approval_steps,
+    architecture_cards,
+    limit_cards,
+    limit_steps,
+    streamed_cards,
+)
 from tinyagent.widgets.approval_panel import ApprovalPanel
 from tinyagent.widgets.cards import Card, apply_event, build_cards
 from tinyagent.widgets.chat_panel import ChatPanel, Turn, describe_model

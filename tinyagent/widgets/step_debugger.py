@@ -8,14 +8,14 @@ Each "Next step" does exactly one thing the agent depends on the outside world f
                    (the Action is in the message list; its Observation is not there yet)
     a tool step    run the tool and append its Observation to the message list
 
-so a learner can stop between an Action and its Observation and read what the model will see. In function
-calling (lesson 09) one reply may ask for several tools: its model step ends once every call is shown, and its
-tool step runs them all and appends every result. When a stop rule fires (lesson 10), the step ends at its
-LimitReached: a rule that fires before a model call (the step cap, the budget, the time, no progress) takes a step
-of its own with no call, and the next step adds the closing request to the message list and makes the closing call.
-With a confirmation gate that has no `ask` (lesson 15), a tool step pauses where the gate asks for approval:
-"Approve" or "Decline" answers it and finishes the step (waiting in "Next step" could only time out).
-"Run to end" finishes the run (or runs to the next approval); "Reset" starts the same question again.
+so a learner can stop between an Action and its Observation and read what the model will see. A reply may ask for
+several tools: its model step ends once every call is shown, and its tool step runs them all and appends every
+result. "Run to end" finishes the run; "Reset" starts the same question again.
+
+An event of a later lesson shows in its card and the step goes on past it, unless the lesson registers a `StepPart`
+for its kind in `STEP_PARTS`, from a module of its own in this folder (this package's `__init__` imports those
+modules): such a part may end a step at its event, say what "Next step" will do after it, or pause the run there for
+a person, with buttons of its own that answer and finish the step.
 
 A person can step into the trace (editable_trace.py): pick a round, then "Edit this Thought" replaces its reply with
 the text in the box (the round's reply, as the model wrote it, until you change it), or "Retry this tool" runs its
@@ -25,22 +25,53 @@ rounds before stay, the edited round is marked as the person's, and "Next step" 
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
+
 import ipywidgets as widgets
 
 from tinyagent.agent import AgentRun, ReActAgent
 from tinyagent.editable_trace import PERSON, PersonEdit, check_edit, edit_thought, replies, retry_tool
 from tinyagent.events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from tinyagent.parser import parse_step
-from tinyagent.robustness.stop_rules import LimitReached
-from tinyagent.robustness.tolerant_parser import FormatObservation
-from tinyagent.toolkit.confirmation import ApprovalRequested, gate_of
 from tinyagent.widgets.cards import esc, messages_html, messages_text, plural
 from tinyagent.widgets.trace_viewer import TraceViewer, with_text
 
-# The events a step ends on: each one follows exactly one model call or tool call, but a LimitReached: it follows the
-# reply that fired an after-reply rule (cut off, a repeated action), or, for a rule that fires before a model call,
-# stands alone as a step with no call. The closing call is the next step.
-STEP_ENDS = (ToolCall, Observation, Final, Stopped, LimitReached)
+
+class StepPart:
+    """How a kind of event that lesson 06 does not know takes part in stepping. This one, the part of every kind
+    that registers none, does nothing: the event shows in its card and the step goes on.
+
+    A later lesson registers a part for a kind of its own with `STEP_PARTS[kind] = part`:
+    `ends_step(event)`       whether a step stops after the event, as it stops after a tool call
+    `pauses(run, event)`     whether the run waits at the event for a person: "Next step" does nothing until one of
+                             the part's buttons answers and calls `debugger.resume()`
+    `next_action(debugger, event)`  what "Next step" will do, in words, while the run waits at the event or when it
+                             is the last event of the run (None: what lesson 06 would say)
+    `buttons(debugger)`      the buttons the part adds beside "Next step" (asked once, with `debugger.agent` set),
+                             each with what a click on it does; they show only while the run waits at an event of
+                             this part
+    """
+
+    def ends_step(self, event: Event) -> bool:
+        return False
+
+    def pauses(self, run: AgentRun, event: Event) -> bool:
+        return False
+
+    def next_action(self, debugger: StepDebugger, event: Event) -> str | None:
+        return None
+
+    def buttons(self, debugger: StepDebugger) -> list[tuple[widgets.Button, Callable[[], object]]]:
+        return []
+
+
+NO_PART = StepPart()
+STEP_PARTS: dict[type[Event], StepPart] = {}  # kind -> its part, filled by the modules of the lessons that add kinds
+
+
+def step_part(event: Event) -> StepPart:
+    return STEP_PARTS.get(type(event), NO_PART)
 
 
 class StepDebugger(widgets.VBox):
@@ -48,9 +79,10 @@ class StepDebugger(widgets.VBox):
 
     State for tests: `.run` (the AgentRun), `.step_count`, `.model_calls`, `.tool_calls`,
     `.last_events` (what the last step produced), `.viewer.cards`, `.run.messages`, `.edits` (the PersonEdit
-    events of the edits made since the last reset), `.round_picker`, `.reply_box`, `.input_box`, `.waiting` (an
-    ApprovalRequested the run waits on, or None). `.model_calls` and `.tool_calls` count every call made since the
-    last reset, those of rounds an edit replaced too (`.replaced_calls` counts those).
+    events of the edits made since the last reset), `.round_picker`, `.reply_box`, `.input_box`, `.waiting` (the
+    event a step part paused the run at, or None), `.part_buttons` (the step parts' buttons, with their parts).
+    `.model_calls` and `.tool_calls` count every call made since the last reset, those of rounds an edit replaced
+    too (`.replaced_calls` counts those).
     """
 
     def __init__(self, agent: ReActAgent, question: str, *, history: list[dict] | None = None):
@@ -64,10 +96,6 @@ class StepDebugger(widgets.VBox):
         )
         self.run_button = widgets.Button(description="Run to end", icon="fast-forward")
         self.reset_button = widgets.Button(description="Reset", icon="undo")
-        self.approve_button = widgets.Button(description="Approve", icon="check", button_style="success")
-        self.decline_button = widgets.Button(description="Decline", icon="times", button_style="danger")
-        self.approve_button.on_click(lambda _: self._safely(self.approve))
-        self.decline_button.on_click(lambda _: self._safely(self.decline))
         self.next_button.on_click(lambda _: self._safely(self.step))
         self.run_button.on_click(lambda _: self._safely(self.run_to_end))
         self.reset_button.on_click(lambda _: self._safely(self.reset))
@@ -105,11 +133,16 @@ class StepDebugger(widgets.VBox):
                 max_height="420px", overflow="auto", border="1px solid #ccc", padding="4px"
             ),
         )
+        self.part_buttons: list[tuple[StepPart, widgets.Button]] = []
+        for part in dict.fromkeys(STEP_PARTS.values()):  # each part once, though it may serve several kinds
+            for button, action in part.buttons(self):
+                button.on_click(lambda _, action=action: self._safely(action))
+                self.part_buttons.append((part, button))
         super().__init__(
             [
                 self.header,
-                widgets.HBox([self.next_button, self.run_button, self.reset_button, self.approve_button,
-                              self.decline_button]),
+                widgets.HBox([self.next_button, self.run_button, self.reset_button,
+                              *(button for _, button in self.part_buttons)]),
                 self.status,
                 self.viewer,
                 edit_box,
@@ -129,7 +162,7 @@ class StepDebugger(widgets.VBox):
         self.last_events: list[Event] = []
         self.edits: list[PersonEdit] = []
         self.replaced_calls = (0, 0)  # model calls and tool calls of rounds an edit replaced
-        self.waiting: ApprovalRequested | None = None
+        self.waiting: Event | None = None
         self._new_from = len(self.run.messages)
         self.viewer.clear()
         self._refresh()
@@ -174,51 +207,43 @@ class StepDebugger(widgets.VBox):
         self.retry_button.disabled = step is None or not _can_retry(self.run.trace, step)
 
     def step(self) -> list[Event]:
-        """One model call or one tool call; returns the events it produced ([] when done). While a request for
-        approval waits, it does nothing: `approve()` or `decline()` answers it and finishes the tool step."""
+        """One model call or one tool call; returns the events it produced ([] when done). While the run waits at
+        a step part's event, it does nothing: one of the part's buttons answers and finishes the step."""
         if self.run.done or self.waiting is not None:
             return []
         before = len(self.run.messages)
+        results_before = _tool_results(self.run.trace.events)
         events: list[Event] = []
-        gate = gate_of(self.run)
         while (event := self.run.advance()) is not None:
             events.append(event)
             self.viewer.add(event)
-            if isinstance(event, ApprovalRequested) and gate is not None and gate.ask is None:
-                self.waiting = event  # advancing now would block the kernel until the request times out
+            if step_part(event).pauses(self.run, event):
+                self.waiting = event
                 break
             if self._ends_step(event):
                 break
         self.step_count += 1
         self.model_calls += _model_calls(events)
-        self.tool_calls += _tool_results(events)
+        self.tool_calls += _tool_results(self.run.trace.events) - results_before
         self.last_events = events
         self._new_from = before
         self._refresh()
         return events
 
-    def approve(self) -> list[Event]:
-        """What a click on Approve does: answer the waiting request yes, then finish the tool step."""
-        return self._answer(True)
-
-    def decline(self) -> list[Event]:
-        """What a click on Decline does: answer the waiting request no, then finish the tool step."""
-        return self._answer(False)
-
-    def _answer(self, yes: bool) -> list[Event]:
+    def resume(self) -> list[Event]:
+        """The run goes on from the event it waited at (a step part's button answered it): the rest of the step."""
         if self.waiting is None:
-            raise RuntimeError("nothing is waiting for approval")
-        gate_of(self.run).answer(self.waiting.request_id, yes, by=f"a click on {'Approve' if yes else 'Decline'}")
+            raise RuntimeError("the run is not waiting at anything")
         self.waiting = None
         return self.step()
 
     def _ends_step(self, event: Event) -> bool:
         """Whether a step stops after `event`: a model step once every call of the reply is shown, a tool step
-        once every call of the round has its result (one each in text ReAct)."""
-        if not isinstance(event, STEP_ENDS):
-            return False
-        if not isinstance(event, (ToolCall, Observation)):
+        once every call of the round has its result (one each in text ReAct), and at the run's end."""
+        if isinstance(event, (Final, Stopped)):
             return True
+        if not isinstance(event, (ToolCall, Observation)):
+            return step_part(event).ends_step(event)
         this_round = [e for e in self.run.trace.events if e.step == event.step]
         asked = sum(isinstance(e, Parsed) and e.tool_name is not None for e in this_round)
         calls = sum(isinstance(e, ToolCall) for e in this_round)
@@ -227,7 +252,7 @@ class StepDebugger(widgets.VBox):
         return sum(isinstance(e, Observation) for e in this_round) >= calls
 
     def run_to_end(self) -> None:
-        """Step until the run ends, or until a request waits for approval."""
+        """Step until the run ends, or until it waits at a step part's event."""
         while not self.run.done and self.waiting is None:
             self.step()
 
@@ -239,12 +264,10 @@ class StepDebugger(widgets.VBox):
         """What "Next step" will do, in words."""
         if self.run.done:
             return f"nothing: the run has ended ({self.run.trace.reason})"
-        if self.waiting is not None:
-            return (f"{self.waiting.tool} waits for a person's approval ({self.waiting.summary}): click Approve or "
-                    f"Decline (a yes after {self.waiting.timeout_s:g} s no longer counts)")
         events = self.run.trace.events
-        if events and isinstance(events[-1], LimitReached):
-            return f"call the model once more for a closing answer (a stop rule fired: {events[-1].reason})"
+        last = self.waiting or (events[-1] if events else None)
+        if last is not None and (said := step_part(last).next_action(self, last)) is not None:
+            return said
         if events and isinstance(events[-1], ToolCall):
             calls = [e for e in events if isinstance(e, ToolCall) and e.step == events[-1].step]
             if len(calls) > 1:
@@ -257,7 +280,7 @@ class StepDebugger(widgets.VBox):
     def _safely(self, action) -> None:
         """Button callbacks run in the kernel, where an exception would vanish: show it instead."""
         buttons = (self.next_button, self.run_button, self.reset_button, self.edit_button, self.retry_button,
-                   self.approve_button, self.decline_button)
+                   *(button for _, button in self.part_buttons))
         for button in buttons:
             button.disabled = True
         try:
@@ -284,8 +307,10 @@ class StepDebugger(widgets.VBox):
         done = self.run.done
         waiting = self.waiting is not None
         self.next_button.disabled = self.run_button.disabled = done or waiting
-        self.approve_button.disabled = self.decline_button.disabled = not waiting
-        self.approve_button.layout.display = self.decline_button.layout.display = None if waiting else "none"
+        for part, button in self.part_buttons:  # a part's buttons show while the run waits at one of its events
+            mine = waiting and step_part(self.waiting) is part
+            button.disabled = not mine
+            button.layout.display = None if mine else "none"
         error = (
             f'<div class="ta-debugger-error" style="color:#c62828"><b>Error:</b> {esc(self.error)}</div>'
             if self.error
@@ -329,8 +354,11 @@ def _model_calls(events: list[Event]) -> int:
 
 
 def _tool_results(events: list[Event]) -> int:
-    """The tool calls `events` show a result of (a format reminder is no tool call: lesson 11)."""
-    return sum(isinstance(e, Observation) and not isinstance(e, FormatObservation) for e in events)
+    """The tool calls `events` (a whole trace, or its start) show a result of: each round's results, up to the number
+    of its tool calls. An Observation that answers no call (a note to the model about its reply) ran no tool."""
+    calls = Counter((e.step, e.agent) for e in events if isinstance(e, ToolCall))
+    results = Counter((e.step, e.agent) for e in events if isinstance(e, Observation))
+    return sum(min(n, calls[round_]) for round_, n in results.items())
 
 
 def _can_edit(trace, step: int) -> bool:
