@@ -4,7 +4,8 @@
                    │ Action: handOffToRefunds / Action Input: <the customer's words>        Handoff
                    ▼
                  refunds (lesson 17's skill as an agent: only its tools, plus handBack)
-                   │ its own loop, its own conversation: it sees only what it was handed
+                   │ its own loop, its own conversation: it sees only what it was handed (its run keeps the
+                   │ triage's conversation beside it, unsent: handed_runs.py, for lesson 25's defences)
                    ▼ its Final Answer, or handBack(<why not me>)                           Handoff(back)
                  triage reads that as the handoff's Observation, and answers (or hands on)
 
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from tinyagent.agent import AgentResult, AgentRun, ReActAgent
+from tinyagent.architectures.handed_runs import conversation_of, handed_over
 from tinyagent.architectures.skills import Skill, SkillRegistry, shop_skills
 from tinyagent.events import Event, Final, LlmCall, ToolCall, event_kind
 from tinyagent.llm_client import LlmClient
@@ -202,8 +204,8 @@ class HandoffAct:
             member = self.team.member_for(action.tool_name)
             if member is not None and ready[i] is None:
                 message = str(action.tool_input or "")
-                if message.strip():
-                    ready[i] = yield from self.team.hand_off(member, message, step, run.lang)
+                if message.strip():  # the specialist's run keeps the triage's conversation: who wrote what
+                    ready[i] = yield from self.team.hand_off(member, message, step, run.lang, conversation_of(run))
                 else:  # the specialist would start from nothing: the triage is told what to hand over
                     said = EMPTY_HANDOFF[run.lang].format(tool=handoff_name(member.name))
                     ready[i] = ToolResult(error_observation(said), error=True)
@@ -308,14 +310,19 @@ class Team:
         tool = next((m.registry.get(name) for m in self.members.values() if name in m.registry), None)
         return not getattr(tool, "read_only", False)
 
-    def hand_off(self, member: Specialist, message: str, step: int, lang: str
-                 ) -> Iterator[Event]:
-        """Run `member` on `message` alone; yields its events (named) between two Handoff events and returns
-        the result the triage reads, as JSON: {"agent", "answer"} or {"agent", "handed_back"}, with "ended" when
-        the specialist's run ended other than by a final answer or the fallback (its reason, e.g. "max_steps"),
-        and "changes" when it changed something (changes_made: a refund made, one line each)."""
+    def hand_off(self, member: Specialist, message: str, step: int, lang: str,
+                 handed_from: list[dict] | None = None) -> Iterator[Event]:
+        """Run `member` on `message` alone (all it is sent); `handed_from` is the conversation the triage wrote
+        `message` in, which the specialist's run keeps (`handed_over`: lesson 25's defences read the customer's words
+        there, and never take the triage's for them), or None when `message` is the customer's own (`hand_to`).
+        Yields its events (named) between two Handoff events and returns the result the triage reads, as JSON:
+        {"agent", "answer"} or {"agent", "handed_back"}, with "ended" when the specialist's run ended other than by a
+        final answer or the fallback (its reason, e.g. "max_steps"), and "changes" when it changed something
+        (changes_made: a refund made, one line each)."""
         yield Handoff(step, source=TRIAGE, target=member.name, message=message, agent=TRIAGE)
         run = member.agent(lang).start(message)
+        if handed_from is not None:
+            handed_over(run, handed_from)
         handed_back = None
         try:
             for event in run:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from tinyagent.agent import MODEL_UNAVAILABLE, ReActAgent
+from tinyagent.architectures.handed_runs import conversation_of, handed_over
 from tinyagent.architectures.plan_text import (
     COMPOSER_PROMPT,
     CONTEXT_HEADING,
@@ -220,6 +221,7 @@ class PlanRun:
         self.outcomes: list[StepOutcome] = []
         self.replans = 0
         self.round = 0  # the last round number used in this trace
+        self._handed_from = [{"role": "user", "content": question}]  # the customer's request, then each step's run
         self._events = self._run()
 
     def __iter__(self) -> PlanRun:
@@ -286,7 +288,9 @@ class PlanRun:
         """Run one step in the agent's loop; its events join this trace with their rounds numbered on."""
         offset = self.round
         yield PlanStepStarted(offset + 1, number, text)
-        run = self.agent.executor.start(text, history=self._context())
+        # The step's text is the planner's, not the customer's: the run keeps the conversation it came from (the
+        # request, then the earlier steps'), where lesson 25's defences read the customer's words (handed_runs.py).
+        run = handed_over(self.agent.executor.start(text, history=self._context()), self._handed_from)
         for event in run:
             self.round = offset + event.step
             if isinstance(event, (Final, Stopped)):
@@ -296,6 +300,7 @@ class PlanRun:
         failure = step_failure(run.trace, self.lang)
         result = run.trace.answer or ""
         changes = changes_made(run.trace, writes_in(self.agent.tools))
+        self._handed_from = conversation_of(run)
         yield PlanStepDone(self.round, number, failure is None, result, failure or run.trace.reason or "")
         return StepOutcome(text, result, failure, tuple(changes))
 

@@ -3,8 +3,10 @@
 An instruction planted in a document can name any order; the customer named theirs. So before a tool that changes
 something runs, each of its watched arguments must be a word the customer wrote: an order id for applyRefund, the
 recipient for sendMessage. The customer's words are the user messages that are not Observations (history included:
-"that order" after an earlier turn that named it). An id the customer never wrote is refused as an error
-Observation, and the tool does not run:
+"that order" after an earlier turn that named it). In a run whose question another model wrote (a triage's handoff,
+lesson 21; a planner's step, lesson 17) that question is the model's, not the customer's: the check reads the
+conversation it was handed from instead (handed_runs.py's `conversation_of`), where the customer's own messages are.
+An id the customer never wrote is refused as an error Observation, and the tool does not run:
 
     applyRefund {"orderId":"88236",...}   the customer wrote 88231 only
         -> {"error":"applyRefund was not run: orderId 88236 is not in the customer's messages", ...}
@@ -46,6 +48,7 @@ import unicodedata
 from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any, ClassVar
 
+from tinyagent.architectures.handed_runs import conversation_of
 from tinyagent.architectures.reminder_loop import RECIPIENT
 from tinyagent.defences.planting import read_message_input
 from tinyagent.events import Event
@@ -200,7 +203,7 @@ class CustomerWordsOnly:
         return (yield from self.inner(run, step, actions, ready))
 
     def _refused(self, run: Any, action: Action) -> ToolResult | None:
-        why = refusal(action, run.messages, self.watched, self.readers)
+        why = refusal(action, conversation_of(run), self.watched, self.readers)
         if why is None:
             return None
         hint = "nothing was changed; do only what the customer asked, with the ids the customer gave"

@@ -3,7 +3,10 @@
 A person asked "refund order 88236?" cannot tell a request the customer made from one a planted notice made. So
 this gate tells them: for each argument of the call, the text it came from, the customer's message or the
 Observation of tool X (the first one that holds the value), the system prompt (where the tools' descriptions are: a
-hostile MCP server's too), or "no message or result" when no text held it:
+hostile MCP server's too), or "no message or result" when no text held it. In a run whose question another model
+wrote (a triage's handoff, lesson 21; a planner's step, lesson 17), that question is not the customer's message: the
+gate reads the conversation the run was handed from instead (handed_runs.py), so an id the triage read in a
+specialist's answer is "handOffToLogistics's result", and one the triage made up is from "no message or result":
 
     [Approval asked] applyRefund: orderId 88236 from: searchKnowledge's result · applyRefund({"orderId":"88236",...})
     (waits up to 120 s)
@@ -27,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tinyagent.architectures.handed_runs import conversation_of
 from tinyagent.defences.customer_words import OBSERVATION, arguments_of, as_read, words_like
 from tinyagent.safe_text import one_line
 from tinyagent.toolkit.confirmation import ApprovalRequest, ConfirmationGate
@@ -89,7 +93,7 @@ class SourcedGate(ConfirmationGate):
 
     def request_for(self, action: Action, step: int, run: Any = None) -> SourcedRequest:
         plain = super().request_for(action, step, run)
-        messages = run.messages if run is not None else []
+        messages = conversation_of(run) if run is not None else []  # a handed question is not the customer's
         parse_text = run.agent.parse_text if run is not None else None
         arguments = arguments_of(action)
         sources = tuple((name, str(arguments[name]), source_of(str(arguments[name]), messages, parse_text))
