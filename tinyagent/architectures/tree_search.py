@@ -533,7 +533,7 @@ def explorable(run: Any, tool_name: str) -> bool:
 def gated(run: Any, tool_name: str) -> bool:
     """True when the run's confirmation gate (lesson 15) guards the tool."""
     gate = gate_of(run)
-    return gate is not None and gate.guards(tool_name)
+    return gate is not None and gate.guards(tool_name, run.agent.tools)
 
 
 def tokens_spent(messages: list[dict], text: str, usage: Any) -> int:

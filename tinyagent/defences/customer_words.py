@@ -26,7 +26,9 @@ their case (`as_read`): str.upper() makes the dotless "ı" an I and "ß" SS, and
 register, passed for the customer's alice@gmail.com.
 
 It holds however the instruction was planted (split over two results, in another language, in a field's name, in an
-HTML comment): it reads the call, not the text that asked for it.
+HTML comment): it reads the call, not the text that asked for it. And it follows the tool, not the registry's name for
+it: when two MCP servers offer applyRefund, lesson 24's mcp_registry calls the shop's shop_applyRefund (and the other
+server's <server>_applyRefund), and both are still watched as applyRefund (confirmation.py's `own_name`).
 
 What it cannot judge:
     an id the customer wrote, used for what they did not ask   a planted "refund 88231" when the customer only asked
@@ -53,8 +55,9 @@ from tinyagent.architectures.reminder_loop import RECIPIENT
 from tinyagent.defences.planting import read_message_input
 from tinyagent.events import Event
 from tinyagent.protocols.constrained_decoding import id_shape
-from tinyagent.registry import ToolResult, error_observation
+from tinyagent.registry import ToolRegistry, ToolResult, error_observation
 from tinyagent.shop.tools import read_refund_input
+from tinyagent.toolkit.confirmation import own_name
 from tinyagent.tools import Action
 
 WATCHED: Mapping[str, tuple[str, ...]] = {"applyRefund": ("orderId",), "sendMessage": ("to",)}
@@ -161,15 +164,17 @@ def _loose(key: str) -> str:
 
 
 def refusal(action: Action, messages: list[dict], watched: Mapping[str, tuple[str, ...]] = WATCHED,
-            readers: Mapping[str, Callable[[str], dict]] = READERS) -> str | None:
+            readers: Mapping[str, Callable[[str], dict]] = READERS, tools: ToolRegistry | None = None) -> str | None:
     """Why `action` may not run (an argument the customer never wrote, or one the check cannot read as the tool
-    will), or None when it may."""
+    will), or None when it may. Given the run's registry `tools`, a tool is watched under its own name, whatever the
+    registry calls it (`own_name`: lesson 24's shop_applyRefund is applyRefund)."""
     tool = action.tool_name.strip()
-    fields = watched.get(tool)
+    own = own_name(tools, tool)  # lesson 24's registry may call it <server>_<name>
+    fields = watched.get(own)
     if not fields:
         return None
     try:
-        arguments = read_call(action, fields, readers.get(tool))
+        arguments = read_call(action, fields, readers.get(own))
     except (ValueError, RecursionError) as unread:  # never passed unread: the check vouches only for what it read
         return f"{tool} was not run: {str(unread) or 'its input cannot be read'}"
     for name, value in arguments.items():
@@ -203,7 +208,7 @@ class CustomerWordsOnly:
         return (yield from self.inner(run, step, actions, ready))
 
     def _refused(self, run: Any, action: Action) -> ToolResult | None:
-        why = refusal(action, conversation_of(run), self.watched, self.readers)
+        why = refusal(action, conversation_of(run), self.watched, self.readers, run.agent.tools)
         if why is None:
             return None
         hint = "nothing was changed; do only what the customer asked, with the ids the customer gave"

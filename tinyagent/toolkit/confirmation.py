@@ -52,7 +52,7 @@ from typing import Any, ClassVar
 
 from tinyagent.events import Event, ToolCall, event_kind
 from tinyagent.number_checks import check_seconds
-from tinyagent.registry import ToolResult, error_observation
+from tinyagent.registry import ToolRegistry, ToolResult, error_observation
 from tinyagent.safe_text import one_line
 from tinyagent.tools import Action
 
@@ -220,8 +220,12 @@ class ConfirmationGate:
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
 
-    def guards(self, tool_name: str) -> bool:
-        return (tool_name or "").strip() in self.tools
+    def guards(self, tool_name: str, tools: ToolRegistry | None = None) -> bool:
+        """True when a call of `tool_name` needs a yes: the name is one of `self.tools`, or, given the run's registry
+        `tools`, the tool it calls there is one of them under its own name (`own_name`: the shop's applyRefund
+        that lesson 24's mcp_registry calls shop_applyRefund is guarded as applyRefund)."""
+        name = (tool_name or "").strip()
+        return name in self.tools or own_name(tools, name) in self.tools
 
     @property
     def pending(self) -> list[ApprovalRequest]:
@@ -343,6 +347,16 @@ class ConfirmationGate:
         return f"<ConfirmationGate {sorted(self.tools)}: {how}, waits {self.timeout_s:g} s>"
 
 
+def own_name(tools: ToolRegistry | None, tool_name: str) -> str:
+    """The name the tool that `tool_name` calls in `tools` has where it was made, whatever the registry calls it: a
+    registry of several MCP servers' tools (lesson 24) names a tool two servers offer `<server>_<name>`, and the tool
+    keeps its server's name for it as `remote_name`. A list of tools to watch (a gate's, lesson 25's defences) must
+    follow the tool, not the registry's word for it. `tool_name` itself for any other tool, or one `tools` lacks."""
+    name = (tool_name or "").strip()
+    own = getattr(tools.get(name), "remote_name", None) if tools is not None else None
+    return own.strip() if isinstance(own, str) and own.strip() else name
+
+
 def ask_on_console(request: ApprovalRequest) -> bool:
     """An `ask` callback for a terminal or a script: prints the request and reads y/n from `input()`.
     Anything but a yes is a no."""
@@ -389,7 +403,7 @@ class GatedAct:
         unanswered: int | None = None  # the id of this reply's request that timed out with nobody answering
         for i, action in enumerate(actions):
             yield ToolCall(step, action.tool_name, action.tool_input)
-            if ready[i] is None and self.gate.guards(action.tool_name):
+            if ready[i] is None and self.gate.guards(action.tool_name, run.agent.tools):
                 ready[i], decision = yield from self.gate.settle(run, step, action, unanswered)
                 if unanswered is None and decision is not None and decision.nobody_answered:
                     unanswered = decision.request_id
@@ -400,7 +414,8 @@ class GatedAct:
         call nobody settled is refused (nothing with a side effect runs without going through the gate)."""
         unasked = ToolResult(Decision(0, ERROR, "the gate", "no approval was asked for this call")
                              .observation("the tool", self.gate.timeout_s), error=True)
-        ready = [done or (unasked if self.gate.guards(a.tool_name) else None) for a, done in zip(actions, ready)]
+        ready = [done or (unasked if self.gate.guards(a.tool_name, run.agent.tools) else None)
+                 for a, done in zip(actions, ready)]
         return self.inner.perform(run, actions, ready)
 
     def __repr__(self) -> str:
