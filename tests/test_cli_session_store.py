@@ -100,3 +100,21 @@ def test_a_refused_shop_leaves_no_new_session_store(tmp_path, workers):
                     str(tmp_path / "sessions.db"))
     assert line.startswith(f"error: {tmp_path / 'folder'} is a folder: give the shop's database a file path"), line
     assert sorted(path.name for path in tmp_path.iterdir()) == ["folder"]
+
+
+def test_a_named_pipe_as_the_session_store_is_one_line(tmp_path):
+    # Refused in one line and left as it was: the store now looks before SQLite opens it, as the shop does (an SQLite
+    # that waited on a pipe would fail this test after PATIENCE, its server killed, not hang the run).
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    line = _refused(tmp_path, "--db", str(tmp_path / "shop.db"), "--session-store", str(pipe))
+    assert line == f"error: {pipe} is not a regular file: give the session store a file path, such as sessions.db"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["pipe"]
+
+
+def test_a_session_store_that_cannot_be_made_leaves_no_folders_behind(tmp_path):
+    # SQLite takes paths of at most 512 bytes: the store made the folders on the way, and left them after exit 2.
+    deep = tmp_path / "made" / ("d" * 200) / ("d" * 200) / ("d" * 200) / "sessions.db"
+    line = _refused(tmp_path, "--db", str(tmp_path / "shop.db"), "--session-store", str(deep))
+    assert line.startswith(f"error: cannot create the session store {tmp_path}/made/"), line
+    assert list(tmp_path.iterdir()) == []

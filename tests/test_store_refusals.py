@@ -1,7 +1,9 @@
 """The four SQLite stores say an unusable file the same way (sqlite_files.why_unusable): the shop, the session store,
 the user facts and lesson 21's reminder store. For each situation (a folder, a text file, a file another program holds
 locked, a full disk, a read-only file or folder, a file moved while open) each store's error is one line that names
-the store and its path and says what to do.
+the store and its path and says what to do. A path that can name no file (blank, a pipe) is refused before anything is
+made, and an opening that fails leaves nothing behind: not the empty file, nor the folders made for it
+(sqlite_files.left_as_found), as the shop alone did.
 
 Before, each store said these in words of its own, and several said nothing to act on: "cannot use X as a session
 store: database is locked", "the facts file X failed: attempt to write a readonly database", "nothing was sent: the
@@ -12,8 +14,10 @@ file in a folder that cannot be written, the shop's "the shop's database is read
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -121,13 +125,33 @@ def test_a_text_file(store, tmp_path):
 @EVERY_STORE
 @pytest.mark.parametrize(("given", "said"), [
     ("", "the path given for {what} is empty: give a file path, such as "),  # was "<nothing> is a folder"
+    ("  ", "the path given for {what} is empty: give a file path, such as "),  # a file named "  ", but by the shop
+    ("\t", "the path given for {what} is empty: give a file path, such as "),
     ("/dev/null", "/dev/null is not a regular file: give {what} a file path"),  # was "... disk I/O error"
     ("{tmp}/" + "a" * 256 + ".db", "cannot create {what} {tmp}/aaa"),  # the outbox raised the OSError itself
-], ids=["empty", "dev-null", "too-long"])
-def test_a_path_that_can_name_no_store(store, tmp_path, given, said):
+], ids=["empty", "spaces", "tab", "dev-null", "too-long"])
+def test_a_path_that_can_name_no_store(store, tmp_path, monkeypatch, given, said):
+    monkeypatch.chdir(tmp_path)  # where a blank name's file was made
     message = refusal(store, lambda: store.open(given.format(tmp=tmp_path)))
     assert "\n" not in message and message.startswith(said.format(what=store.what, tmp=tmp_path)), message
     assert GIVE_A_FILE.search(message) or CREATE_ELSEWHERE.search(message), message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_store_opens_in_a_folder_of_its_own_made_for_it(tmp_path):
+    # The reminder store made no folder, where the others did: "cannot create ... (unable to open database file)".
+    for store in STORES.values():
+        store.opened_and_written(str(tmp_path / store.name / "new" / "mine.db"))
+        assert (tmp_path / store.name / "new" / "mine.db").is_file()
+
+
+@EVERY_STORE
+def test_a_new_file_sqlite_cannot_open_leaves_no_folders_behind(store, tmp_path):
+    # SQLite takes paths of at most 512 bytes: the session store and the facts made the folders on the way, and left
+    # them (the shop removed them).
+    deep = tmp_path / "made" / ("d" * 200) / ("d" * 200) / ("d" * 200) / "mine.db"
+    message = refusal(store, lambda: store.open(str(deep)))
+    assert "\n" not in message and message.startswith(f"cannot create {store.what} {tmp_path}/made/"), message
     assert list(tmp_path.iterdir()) == []
 
 
@@ -256,3 +280,39 @@ def test_a_new_file_on_a_full_disk(store, tmp_path):
     done = run_on_a_full_disk(disk, "sh", "-c", fill_then_run, str(disk), *child(store, disk / "mine.db"), size="1m")
     message = said_by_child(done)
     says(message, store, disk / "mine.db", MAKE_ROOM)
+
+
+# A file size limit of 0 bytes, then the command: as a disk that takes no more bytes, where a new file is made empty.
+# (Python ignores SIGXFSZ, so a write fails with EFBIG instead of killing the child.)
+NO_BYTES_THEN_EXEC = ("import os, resource, sys; "
+                      "resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.getrlimit(resource.RLIMIT_FSIZE)[1])); "
+                      "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+@EVERY_STORE
+@pytest.mark.parametrize("where", ["mine.db", "new/folders/mine.db"], ids=["in-its-folder", "in-new-folders"])
+def test_a_new_file_that_cannot_be_written_leaves_nothing_behind(store, tmp_path, where):
+    # The file was made, empty, and stayed, with the folders made for it: the next start then found an empty file the
+    # user never made (the shop removed both).
+    path = tmp_path / where
+    done = subprocess.run([sys.executable, "-c", NO_BYTES_THEN_EXEC, *child(store, path)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    message = said_by_child(done)
+    says(message, store, path, re.compile(r"check its disk, then try again"))
+    assert list(tmp_path.iterdir()) == []
+
+
+@EVERY_STORE
+def test_a_named_pipe_is_refused_before_it_is_opened(store, tmp_path):
+    # Only the shop looked before opening; the others left it to SQLite, whose "disk I/O error" on a pipe why_unusable
+    # then said, and an SQLite that waited on a pipe for a writer would have hung them. In a child, so that a store that
+    # waits fails this test instead of hanging the run.
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    try:
+        done = subprocess.run(child(store, pipe), capture_output=True, text=True, timeout=120, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{store.name}: opening a named pipe did not return in 120 s")
+    message = said_by_child(done)
+    assert message.startswith(f"{pipe} is not a regular file: give {store.what} a file path, such as "), message
+    assert stat.S_ISFIFO(pipe.lstat().st_mode) and [p.name for p in tmp_path.iterdir()] == ["pipe"]

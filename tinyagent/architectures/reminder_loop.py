@@ -36,12 +36,17 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Annotated
 
 from tinyagent.clock import COURSE_NOW, Clock, fixed_clock
 from tinyagent.errors import TinyAgentError
-from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours, why_unusable
+from tinyagent.memory.sqlite_files import (
+    columns_of,
+    connect_file,
+    store_opening,
+    why_not_ours,
+    why_unusable,
+)
 from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import hidden_character, one_line
@@ -97,35 +102,32 @@ class MessageRefused(ValueError):
 class ReminderStore:
     """The learner's calendar and message outbox in one SQLite database.
 
-    path:  an SQLite file, or ":memory:" (a fresh store, seeded with MEETINGS)
+    path:  an SQLite file (made, with its folders, on first use), or ":memory:" (a fresh store, seeded with MEETINGS)
     clock: what "today" is (default: the course's day)
 
-    Raises `ReminderStoreError` for a path that cannot be the store (a folder, a text file, another program's
-    database). A send or a look-up that waits for another program's lock waits BUSY_TIMEOUT_SECONDS, in slices that
-    a Ctrl-C or `stop_waiting()` ends (memory/sqlite_writes.py), as the shop's do.
+    Raises `ReminderStoreError` for a path that cannot be the store (an empty one, a folder, a pipe, a text file,
+    another program's database), and leaves nothing behind that was not there before. A send or a look-up that waits
+    for another program's lock waits BUSY_TIMEOUT_SECONDS, in slices that a Ctrl-C or `stop_waiting()` ends
+    (memory/sqlite_writes.py), as the shop's do.
     """
 
     def __init__(self, path: str = ":memory:", *, clock: Clock = COURSE_CLOCK):
         self.clock = clock
         self.path = str(path)
         self._lock = threading.Lock()  # one connection, used from the loop's and a gate's threads
-        try:
-            if Path(self.path).is_dir():  # said by why_unusable (the look itself may fail: a name too long)
-                raise IsADirectoryError(self.path)
+        # Refused before anything is made (a blank path was a file named by spaces); on a failure, nothing is left
+        # behind and one line says why (sqlite_files.store_opening).
+        with store_opening(self.path, NAMED, EXAMPLE, ReminderStoreError):
             # Always the file of that name, even "file:me.db?mode=memory", which SQLite would read as a URI and keep
             # in memory. Its busy timeout is one slice of a wait: self._waits waits the rest, and a stop ends it.
             self.conn = connect_file(self.path)
-        except (sqlite3.Error, OSError) as exc:
-            raise ReminderStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from None
-        self.conn.row_factory = sqlite3.Row
-        self._waits = LockWait(self.conn, lambda: BUSY_TIMEOUT_SECONDS)
-        try:
-            self._prepare()
-        except BaseException as exc:
-            self.conn.close()  # a refused file is left as it was, and not held open
-            if isinstance(exc, sqlite3.Error):
-                raise ReminderStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from None
-            raise
+            self.conn.row_factory = sqlite3.Row
+            self._waits = LockWait(self.conn, lambda: BUSY_TIMEOUT_SECONDS)
+            try:
+                self._prepare()
+            except BaseException:
+                self.conn.close()  # a refused file is left as it was, and not held open
+                raise
 
     def _prepare(self) -> None:
         """Make the tables and seed the meetings, in one transaction, in a file that holds no other program's tables:

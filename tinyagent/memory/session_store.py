@@ -40,12 +40,17 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from tinyagent.api_url import user_info_misread
 from tinyagent.errors import TinyAgentError, first_line
-from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours, why_unusable
+from tinyagent.memory.sqlite_files import (
+    columns_of,
+    connect_file,
+    store_opening,
+    why_not_ours,
+    why_unusable,
+)
 from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
 
@@ -251,8 +256,9 @@ class SqliteSessionStore(SessionStore):
     """Sessions in an SQLite file (or in memory with ":memory:", gone when the store is closed).
 
     The file and its folder are created on first use. Raises `SessionStoreError` when `path` cannot hold a
-    database (a folder, a text file, a place that cannot be written), or when the file is another program's
-    database (the shop's, say): tables of its own, which the store's would join.
+    database (an empty one, a folder, a pipe, a text file, a place that cannot be written), or when the file is
+    another program's database (the shop's, say): tables of its own, which the store's would join. A refusal leaves
+    nothing behind that was not there before.
     """
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:"):
@@ -264,27 +270,22 @@ class SqliteSessionStore(SessionStore):
                 f"a {scheme.group(1)}:// URL is not a session store: give an SQLite file path, or a "
                 "postgresql://user:password@host:5432/db URL"
             )
-        try:
-            if self.path != ":memory:":
-                where = Path(self.path)
-                if where.is_dir():  # said by why_unusable, before a folder is made for it
-                    raise IsADirectoryError(self.path)
-                where.parent.mkdir(parents=True, exist_ok=True)
+        # Refused before anything is made (a blank path was a file named by spaces); on a failure, nothing is left
+        # behind and one line says why (sqlite_files.store_opening).
+        with store_opening(self.path, NAMED, EXAMPLE, SessionStoreError):
             # Always the file of that name, even "file:x.db?mode=memory"; transactions are ours (BEGIN IMMEDIATE); the
             # busy timeout is one slice of a wait: self._waits waits the rest, and a stop ends it (sqlite_files.py).
             self._conn = connect_file(self.path)
             self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
-            self._conn.execute("PRAGMA foreign_keys = ON")
             try:
+                self._conn.execute("PRAGMA foreign_keys = ON")
                 with self._lock, immediate_transaction(self._conn, execute=self._waits.execute) as conn:
                     _refuse_another_database(conn, self.path)
                     for statement in _SCHEMA:
                         conn.execute(statement)
-            except SessionStoreError:
+            except BaseException:
                 self._conn.close()  # the file is left as it was, and not held open
                 raise
-        except (sqlite3.Error, OSError) as exc:
-            raise SessionStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from None
 
     @contextmanager
     def _transaction(self) -> Iterator:

@@ -4,6 +4,8 @@ shop, the session store, the user facts and lesson 21's outbox share.
     conn = connect_file("sessions.db")        # always the file of that name (":memory:": a database in memory)
     foreign_tables(conn, columns_of(SCHEMA))   # the tables another program made: a store refuses such a file
     why_unusable(path, exc, "the session store", "sessions.db")   # the one line a store's error says
+    with store_opening("sessions.db", "the session store", "sessions.db", SessionStoreError):
+        conn = connect_file("sessions.db")     # refused first if it can be no file; on failure nothing is left behind
 
 This Python's SQLite reads a name that starts with "file:" as a URI even when asked not to: a store named
 "file:sessions.db?mode=memory" kept its turns in memory, and lost them without a word when it closed. `connect_file`
@@ -13,7 +15,9 @@ A file a store cannot use (a folder, a text file, another program's lock held to
 or folder, a file moved away while open) is said in one line that names the store and the path and says what to do,
 the same words in every store (`why_unusable`): SQLite's own ("attempt to write a readonly database" for a file that
 was moved, "unable to open database file" for a folder that cannot be written) name neither and send people the
-wrong way.
+wrong way. A path that can never be a store's file (empty or blank, a folder, a pipe, a device) is refused before
+anything is made (`why_not_a_file`): "  " was a file named by two spaces in the current folder. And an opening that
+fails leaves nothing the user did not have before (`left_as_found`): not the empty file, nor the folders made for it.
 
 A store pointed at another program's file (the shop's `--db` given to the session store, the facts pointed at the
 sessions) would write its tables beside that program's, and the file then held two programs' data that neither
@@ -27,6 +31,7 @@ import contextlib
 import os
 import sqlite3
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from tinyagent.errors import first_line
@@ -110,8 +115,10 @@ def why_unusable(path: str, exc: BaseException, what: str, example: str) -> str:
 
 
 def why_not_a_file(path: str, what: str, example: str) -> str | None:
-    """Why `path` can never be a store's file (empty, a folder, a device or a pipe), in one line; None when it may be.
-    An OSError when the path cannot even be looked at (a name too long)."""
+    """Why `path` can never be a store's file (empty, a folder, a device or a pipe), in one line; None when it may be
+    (":memory:" among them: no file). An OSError when the path cannot even be looked at (a name too long)."""
+    if path == ":memory:":
+        return None
     if not path.strip():
         return f"the path given for {what} is empty: give a file path, such as {example}"
     where = Path(path)
@@ -120,6 +127,60 @@ def why_not_a_file(path: str, what: str, example: str) -> str | None:
     if where.exists() and not stat.S_ISREG(where.stat().st_mode):  # /dev/null, a pipe: SQLite would misread them
         return f"{path} is not a regular file: give {what} a file path, such as {example}"
     return None
+
+
+@contextlib.contextmanager
+def store_opening(path: str, what: str, example: str, error: type[Exception]) -> Iterator[None]:
+    """Around a store's opening of its file `path`: a path that can never be one (why_not_a_file) is refused before
+    anything is made, the folders it lacks are made, and a failure leaves nothing behind (left_as_found) and is said
+    in one line (why_unusable), each as `error`, the store's own. `what` and `example` are the store's words for
+    why_unusable. Raised inside, the store's own `error` goes on as it is."""
+    try:
+        refusal = why_not_a_file(path, what, example)
+        if refusal:
+            raise error(refusal)
+        with left_as_found(path):
+            yield
+    except (sqlite3.Error, OSError) as exc:
+        raise error(why_unusable(path, exc, what, example)) from None
+
+
+@contextlib.contextmanager
+def left_as_found(path: str) -> Iterator[None]:
+    """Around a store's opening of its file `path` (":memory:": no file): makes the folders it lacks, and when the
+    opening fails, removes what it made before the error goes on, so that a refusal leaves nothing the user did not
+    have before: the file, while still empty (one with data may be another process's, opened at the same moment), and
+    the folders made for it, while they hold nothing else (the file's journal aside). An OSError when the folders
+    cannot be made or the path cannot be looked at (a name too long)."""
+    if path == ":memory:":
+        yield
+        return
+    where = Path(path)
+    new_file = not os.path.lexists(where)
+    made: list[Path] = []  # the folders made for the file, innermost first
+    folder = where.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        made.append(folder)
+        folder = folder.parent
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        yield
+    except BaseException:
+        _remove_made(where, new_file, made)
+        raise
+
+
+def _remove_made(where: Path, new_file: bool, made: list[Path]) -> None:
+    with contextlib.suppress(OSError):
+        if new_file and where.stat().st_size == 0:
+            where.unlink()
+    with contextlib.suppress(OSError):  # something else is in a folder now: it stays, and so do those around it
+        if made:  # in the folder made for it, the file and its journal are this opening's, whatever they hold
+            for name in (where.name, f"{where.name}-journal", f"{where.name}-wal", f"{where.name}-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    (made[0] / name).unlink()
+        for folder in made:
+            folder.rmdir()
 
 
 def why_read_only(path: str, what: str) -> str:

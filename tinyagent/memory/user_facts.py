@@ -29,10 +29,15 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError
-from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours, why_unusable
+from tinyagent.memory.sqlite_files import (
+    columns_of,
+    connect_file,
+    store_opening,
+    why_not_ours,
+    why_unusable,
+)
 from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.number_checks import check_whole
 from tinyagent.safe_text import replace_lone_surrogates
@@ -81,18 +86,14 @@ class UserFacts:
     def __init__(self, path: str | os.PathLike[str] = ":memory:"):
         self.path = str(path)
         self._lock = threading.RLock()
-        try:
-            if self.path != ":memory:":
-                if Path(self.path).is_dir():  # said by why_unusable, before a folder is made for it
-                    raise IsADirectoryError(self.path)
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        # Refused before anything is made (a blank path was a file named by spaces); on a failure, nothing is left
+        # behind and one line says why (sqlite_files.store_opening).
+        with store_opening(self.path, NAMED, EXAMPLE, SessionStoreError):
             # Always the file of that name, even "file:x.db?mode=memory" (sqlite_files.py). The busy timeout is one
             # slice of a wait: self._waits waits the rest, and a stop ends it; the patience is the session store's.
             self._conn = connect_file(self.path)
             self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
             self._prepare()
-        except (sqlite3.Error, OSError) as exc:
-            raise SessionStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from None
 
     def _prepare(self) -> None:
         """Make the tables, in a file that holds no other program's: pointed at a session store's file, the facts

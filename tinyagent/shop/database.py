@@ -40,7 +40,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 
 from tinyagent.clock import Clock, system_clock
@@ -48,6 +48,7 @@ from tinyagent.errors import ShopDatabaseError
 from tinyagent.memory.sqlite_files import (
     columns_of,
     connect_file,
+    left_as_found,
     other_columns,
     table_list,
     table_names,
@@ -196,61 +197,31 @@ class Shop:
             self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
             self._prepare()
             return
-        self._made_folders: list[Path] = []  # the folders _open_file made for the file, innermost first
-        self._made_file = not os.path.lexists(self.path)  # the file is this start's to remove if the start fails
         try:
-            self._conn = self._open_file()
-        except (sqlite3.Error, OSError) as exc:
-            self._remove_what_it_made()
-            raise ShopDatabaseError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from exc
-        self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
-        try:
-            self._prepare()
-        except (ShopDatabaseError, ShopWriteError, ShopBusyError):  # says why already (a write failed, the file is busy)
-            self._conn.close()
-            self._remove_what_it_made()
-            raise
-        except (sqlite3.Error, OSError, ShopReadOnlyError) as exc:
-            self._conn.close()
-            self._remove_what_it_made()
+            # Refused before anything is made: an empty path (Path("") is the current folder, and "  " a file named by
+            # two spaces), a folder, a device or a pipe (SQLite would misread /dev/null).
+            refusal = why_not_a_file(self.path, NAMED, EXAMPLE)
+            if refusal:
+                raise ShopDatabaseError(refusal)
+            with left_as_found(self.path):  # a failed start leaves nothing behind: the empty file, the folders made
+                self._conn = self._open_file()
+                self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
+                try:
+                    self._prepare()
+                except BaseException:
+                    self._conn.close()
+                    raise
+        except (sqlite3.Error, OSError, ShopReadOnlyError) as exc:  # the others say why already (busy, a write failed)
             cause = exc.__cause__ or exc  # a ShopReadOnlyError's SQLite error, said as a start's failure
             raise ShopDatabaseError(why_unusable(self.path, cause, NAMED, EXAMPLE)) from exc
 
     def _open_file(self) -> sqlite3.Connection:
-        # Refused before anything is made: an empty path (Path("") is the current folder, and "  " a file named by two
-        # spaces), a folder, a device or a pipe (SQLite would misread /dev/null).
-        refusal = why_not_a_file(self.path, NAMED, EXAMPLE)
-        if refusal:
-            raise ShopDatabaseError(refusal)
         path = Path(self.path)
-        if path.exists():
-            # Asking the kernel (not the file mode) is right for root too: on a read-only disk it says no.
-            if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
-                self.read_only = True
-                return _connect(path, read_only=True)
-        else:
-            folder = path.absolute().parent
-            while not folder.exists() and folder != folder.parent:
-                self._made_folders.append(folder)
-                folder = folder.parent
-            path.parent.mkdir(parents=True, exist_ok=True)
+        # Asking the kernel (not the file mode) is right for root too: on a read-only disk it says no.
+        if path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+            self.read_only = True
+            return _connect(path, read_only=True)
         return _connect(path)
-
-    def _remove_what_it_made(self) -> None:
-        """A failed start leaves nothing behind: the file it made, while still empty (a full disk: nothing could be
-        written; a file with data may be another process's, opened at the same moment), and the folders made for
-        it (if still empty)."""
-        path = Path(self.path)
-        with suppress(OSError):
-            if self._made_file and path.stat().st_size == 0:
-                path.unlink()
-        for folder in self._made_folders:
-            try:
-                for leftover in folder.glob(Path(self.path).name + "*"):  # the file, its -journal
-                    leftover.unlink()
-                folder.rmdir()
-            except OSError:
-                break
 
     def _prepare(self) -> None:
         """Make sure the file holds the schema, the first article's orders and the current knowledge index.
