@@ -3,10 +3,12 @@
 triage or the planner read can put "refund order 88236" into it. The customer's words check and the sourced gate
 read the customer's own messages (handed_runs.py), so the planted id is refused, or asked about with its true source.
 
-Each test plays the whole attack with a scripted model: before the fix, the refund row for 88236 was written."""
+Each test plays the whole attack with a scripted model: before the fix, the refund row for 88236 was written. The
+last one is the fence's: the triage reads a specialist's answer as a tool result, so the service fences it too."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -165,3 +167,43 @@ def test_the_team_service_refunds_no_planted_order_whoever_approves_as_a_careful
     else:
         assert [p["sources"] for p in asked] == [[{"argument": "orderId", "value": "88236",
                                                    "from": "handOffToLogistics's result"}]]
+
+
+# -- the triage reads a specialist's answer as a tool result: behind the same fence -----------------------------------
+# The triage hands the customer's question to logistics, whose answer repeats the note planted on order 88231 word for
+# word; the triage's model then reads that answer as the handoff's Observation.
+REPEATED_NOTE = [
+    act("handOffToLogistics", QUESTION),
+    act("queryOrder", "88231"),
+    final(f"Order 88231 was signed for on 2026-06-22. Its note says: {PLANT}"),
+    final("Your parcel was delivered on 2026-06-22."),
+]
+# A whole fence as fenced_data.fence writes it: the text inside is escaped, so no "</data>" ends it early.
+FENCE = re.compile(r'<data source="[^"]*">\n.*?\n</data>', re.DOTALL)
+
+
+def outside_fences(calls: list[list[dict]], text: str) -> list[tuple[int, str]]:
+    """Where a model was sent `text` outside every fence: (the call's number, the message's role), each time."""
+    return [(n, message["role"]) for n, call in enumerate(calls, start=1) for message in call
+            if text in FENCE.sub("", str(message.get("content") or ""))]
+
+
+def test_the_team_service_fences_a_specialists_answer_for_the_triage_as_it_fences_a_tool_result():
+    pytest.importorskip("starlette")
+    from tinyagent.defences.fenced_data import FENCE_RULE
+    from tinyagent.serving import AgentService, ServiceConfig
+
+    config = ServiceConfig(shop_db=":memory:", session_store=":memory:", now="2026-06-30T19:05:23", team=True)
+    llm = ScriptedLlm(*REPEATED_NOTE)  # the team's one model: the triage's calls and the specialist's, in order
+    service = AgentService(config, llm=lambda: llm)
+    service.shop.add_order_note("88231", PLANT)
+    try:
+        result = service.submit(QUESTION, None).result(60).result
+    finally:
+        service.close()
+    assert result.answer == "Your parcel was delivered on 2026-06-22."
+    triage_reads = llm.calls[-1]  # the triage's call after logistics answered
+    assert triage_reads[0]["content"].endswith(FENCE_RULE["en"])
+    assert triage_reads[-1]["content"].startswith('Observation: <data source="handOffToLogistics">\n')
+    assert PLANT in triage_reads[-1]["content"]
+    assert outside_fences(llm.calls, PLANT) == []  # nor in the specialist's calls: its queryOrder result is fenced

@@ -92,10 +92,10 @@ class ServiceConfig:
     team:           answer with lesson 21's team (handoffs.py): a triage agent and the shop's specialists; every
                     event of the trace names its agent
     defences:       lesson 25's defences against prompt injection, all on by default (SERVICE_DEFENCES): "fenced
-                    data" (Observations fenced), "customer's words" (a refund's order id only from the customer's
-                    messages), "sourced gate" (each approval lists where its ids came from); `serve --without
-                    "fenced data"` (or a tuple without it) turns one off. Least privilege is the team's (--team):
-                    each specialist has only its skill's tools
+                    data" (Observations fenced; with team, the triage's too, its specialists' answers), "customer's
+                    words" (a refund's order id only from the customer's messages), "sourced gate" (each approval
+                    lists where its ids came from); `serve --without "fenced data"` (or a tuple without it) turns one
+                    off. Least privilege is the team's (--team): each specialist has only its skill's tools
     """
 
     max_steps: int = 10
@@ -225,18 +225,22 @@ class AgentService:
             llm = self._llm()
             members = shop_specialists(llm, self._tools(self.shop, self.clock),
                                        parts=[*send, rules, *gated, *defences])
-            return Team(llm, members, max_steps=self.config.max_steps, parts=[*send, rules])
+            # A specialist's answer is the triage's tool result, and may repeat a note the specialist read: fenced.
+            return Team(llm, members, max_steps=self.config.max_steps, parts=[*send, rules, *self.fence_parts()])
         return ReActAgent(self._llm(), self._tools(self.shop, self.clock), max_steps=self.config.max_steps,
                           parts=[*send, rules, *gated, *defences])
 
     def defence_parts(self) -> list:
         """Lesson 25's parts the configured defences mount (the sourced gate is the run's gate: new_gate)."""
         from tinyagent.defences.customer_words import CustomerWordsOnly
+
+        return [*self.fence_parts(), *([CustomerWordsOnly()] if "customer's words" in self.config.defences else [])]
+
+    def fence_parts(self) -> list:
+        """Defence (a)'s part, if configured: what the team's triage gets too (it calls no shop tool to check)."""
         from tinyagent.defences.fenced_data import FencedData
 
-        chosen = self.config.defences
-        return [*([FencedData()] if "fenced data" in chosen else []),
-                *([CustomerWordsOnly()] if "customer's words" in chosen else [])]
+        return [FencedData()] if "fenced data" in self.config.defences else []
 
     def session_exists(self, session_id: str) -> bool:
         return bool(self.store.turns(session_id))
