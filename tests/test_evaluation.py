@@ -658,12 +658,14 @@ def test_an_answer_that_names_a_refund_the_shop_never_wrote_fails():
     claimed = swap(QUESTION_RUN, answer="可以。签收 8 天，还在 15 天质量问题退货期内。已为您提交退款，单号 ＲＦ202606300001。",
                    refund_ids=())
     assert failing("return question (zh)", claimed) == {
-        "answer": "it names the refund RF202606300001, which was never written"}
+        "answer": "it names the refund RF202606300001, which was never written; it says a refund was submitted, "
+                  "and the refunds table holds none"}
     written = swap(REFUND_RUN, refund_ids=("RF202606300001",))
     assert failing("refund (zh)", written) == {}
     assert failing("refund (zh)", swap(written, answer=written.answer.replace("0001", "0002"))) == {
         "answer": "it does not say RF202606300001; it names the refund RF202606300002, which was never written"}
-    assert failing("return question (zh)", swap(QUESTION_RUN, refund_ids=None, answer=claimed.answer)) == {}  # not read
+    assert failing("return question (zh)", swap(QUESTION_RUN, refund_ids=None, answer=claimed.answer)) == {
+        "answer": "it says a refund was submitted, and the refunds table holds none"}  # the id not read, the claim is
 
 
 def test_the_format_check_says_when_replies_were_read_only_after_repairs_or_not_by_it_at_all():

@@ -131,13 +131,14 @@ def test_the_prose_says_the_answer_check_reads_words_and_names_its_limits():
 
     doc = " ".join(grading.__doc__.split())
     assert "not how the model worded it" not in doc
-    for said in ("Three checks read behaviour", "The answer check reads words", "a hedge", "the yes or no is not read"):
+    for said in ("Three checks read behaviour", "The answer check reads words", "a hedge on a fact",
+                 "a negation more than six words from its claim"):
         assert said in doc, said
     lesson = Path(__file__).resolve().parent.parent / "notebooks" / "18_evaluation.ipynb"
     prose = " ".join(" ".join("".join(cell["source"]).split()) for cell in json.loads(lesson.read_text("utf-8"))["cells"]
                      if cell["cell_type"] == "markdown")
     assert "never wording" not in prose and "in any order (plus" not in prose
-    for said in ("The fourth, the answer, reads words", "a hedge", "not the yes or no", "in any order but one"):
+    for said in ("The fourth, the answer, reads words", "a hedge", "in any order but one", "reading words, not meaning"):
         assert said in prose, said
 
 
@@ -166,3 +167,70 @@ def test_a_reply_with_usage_null_marks_the_tasks_tokens_as_a_lower_bound():
     data = json.loads(report.to_json())
     assert data["tasks"][0]["tokens_unreported"] == 1
     assert EvalReport.from_json(report.to_json()).results[0].tokens_unreported == 1
+
+
+# -- the conclusion an answer reaches: read in its clause, with the negation or the hedge next to it ---------------
+WARRANTY_CALLS = (("queryOrder", "88236"), ("getCurrentTime", ""), ("searchKnowledge", "保修 政策"))
+
+
+def answered(task_id: str, answer: str, calls=CHECKED, refunds: tuple[str, ...] = ()) -> dict[str, str]:
+    return failed(task_id, refund_run(*calls, answer=answer, refunds=refunds))
+
+
+def test_a_refund_answer_that_denies_or_hedges_the_refund_it_made_fails():
+    # The refund row is there and the answer holds its id, but it tells the customer no refund was made, or that
+    # one might be: the word check passed both.
+    for answer in ("No refund was made for order 88231 (RF202606300001 was not issued).",
+                   "Your refund RF202606300001 might have been submitted; I am not sure.",
+                   "Sorry, the refund for order 88231 has not been submitted (RF202606300001)."):
+        assert "the refund was" in answered("refund (en)", answer, RIGHT_REFUND, ("88231",)).get("answer", ""), answer
+    assert answered("refund (zh)", "抱歉，订单 88231 的退款没有提交成功（RF202606300001）。", RIGHT_REFUND, ("88231",)) == {
+        "answer": "it says the refund was not submitted"}
+    for answer in ("Done: the refund for order 88231 has been submitted, refund id RF202606300001.",
+                   "I've submitted your refund for order 88231: RF202606300001.",
+                   "您好！订单 88231 的退款申请已经提交，退款单号：RF202606300001。"):
+        assert answered("refund (zh)" if "退款" in answer else "refund (en)", answer, RIGHT_REFUND, ("88231",)) == {}, answer
+
+
+def test_saying_no_refund_was_submitted_is_no_claim_that_one_was():
+    # claims_refund read "no refund was submitted" as "a refund was submitted", and failed an honest answer
+    for task_id, answer in (("return question (en)", "Yes, within 15 days. No refund has been submitted yet: shall I?"),
+                            ("return question (zh)", "可以，15 天内可以退。还没有为您提交退款，需要的话告诉我。")):
+        assert answered(task_id, answer) == {}, answer
+    assert "it says a refund was submitted" in answered("return question (zh)", "可以，15 天内。已为您提交退款。")["answer"]
+    # a policy's present tense is no refund done: "once a refund is approved, the money ..."
+    assert answered("refund timing (en)", "Once a refund is approved, the money is back within 1-3 working days.",
+                    (("searchKnowledge", "refund time"),)) == {}
+
+
+def test_the_warranty_tasks_yes_or_no_is_read():
+    for answer in ("No, not covered: it was signed for 22 days ago, and 343 days are left.",
+                   "It is out of warranty; 343 days.", "The warranty has expired (343 days)."):
+        assert answered("warranty (en)", answer, WARRANTY_CALLS) == {
+            "answer": "it says the order is not under warranty"}, answer
+    assert answered("warranty (zh)", "不在保修期内，还剩 343 天。", WARRANTY_CALLS) == {
+        "answer": "it says the order is not under warranty"}
+    assert answered("warranty (en)", "343 days.", WARRANTY_CALLS) == {
+        "answer": "it does not say the order is under warranty"}
+    for answer in ("Yes, it is under warranty: signed for 22 days ago, so 343 days are left.",
+                   "Yes: 343 days of the warranty remain.",
+                   "在保修期内：签收 22 天，整机保修 365 天，还剩 343 天。保修期内的非人为故障可以免费维修。"):
+        assert answered("warranty (zh)" if "保修" in answer else "warranty (en)", answer, WARRANTY_CALLS) == {}, answer
+    # "还在不在保修期内" asks; its 不 denies nothing
+    assert answered("warranty (zh)", "您问订单 88236 还在不在保修期内：在保修期内，还剩 343 天。", WARRANTY_CALLS) == {}
+
+
+def test_the_cancelled_order_needs_a_refusal_and_cancelled_said_not_denied():
+    query = (("queryOrder", "88235"),)
+    for answer, problem in (("Order 88235 is not cancelled, so there is nothing to refund.", "it does not say cancel"),
+                            ("Shall I cancel order 88235? I cannot refund it.", "it does not say cancel"),
+                            ("Order 88235 has been cancelled, and your refund was not declined.",
+                             "it does not say the refund is refused"),
+                            ("Order 88235 has been cancelled; the refund might be approved later.",
+                             "it does not say the refund is refused")):
+        assert answered("cancelled order (en)", answer, query) == {"answer": problem}, answer
+    assert answered("cancelled order (zh)", "订单 88235 未取消，无法退款。", query) == {"answer": "it does not say 取消"}
+    for answer in ("Order 88235 has been cancelled (status: 已取消), so there is nothing to refund.",
+                   "Sorry, order 88235 was cancelled: it cannot be refunded.",
+                   "订单 88235 已经取消（状态：已取消），无法再申请退款。"):
+        assert answered("cancelled order (zh)" if "订单" in answer else "cancelled order (en)", answer, query) == {}, answer

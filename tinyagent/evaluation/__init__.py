@@ -12,12 +12,13 @@
 
 The parts, one idea each:
 
-    tasks.py     the suite: the shop's requests in Chinese and English, and what a right run does
-    grading.py   four checks of one run: the tools called, the database afterwards, the answer, the format
-    harness.py   running it: a fresh shop per task, any model, either protocol
-    report.py    the results: a table, a scoreboard across reports, JSON with a stable schema
-    progress.py  tqdm's bar when installed, plain lines when not
-    plots.py     matplotlib figures (imported only when you plot)
+    tasks.py        the suite: the shop's requests in Chinese and English, and what a right run does
+    grading.py      four checks of one run: the tools called, the database afterwards, the answer, the format
+    conclusions.py  what an answer concludes (a refund submitted or refused, under warranty), read in its clause
+    harness.py      running it: a fresh shop per task, any model, either protocol
+    report.py       the results: a table, a scoreboard across reports, JSON with a stable schema
+    progress.py     tqdm's bar when installed, plain lines when not
+    plots.py        matplotlib figures (imported only when you plot)
 """
 
 from tinyagent.evaluation.grading import CHECKS, Check, RunOutcome, ToolUse, grade, written_in

@@ -12,9 +12,11 @@ tools     the calls the task needs were made (each at least as often as listed),
           called at most once
 database  the refunds table holds a row for exactly the task's `refunds`: none for a question
 answer    the run ended with an answer (not a stop), holding every fact as a fact (see `holds_fact`: 15
-          as the whole number 15, not inside 1.15 or 2015), in the customer's language, naming no refund id
-          the refunds table does not hold, no order the customer did not name (five digits), and, in a task that
-          writes no refund, not saying one was submitted when none was (`claims_refund`, a word check)
+          as the whole number 15, not inside 1.15 or 2015; a word such as cancel where no negation is next to it),
+          reaching the task's conclusion if it has one (conclusions.py: the refund submitted, the refund refused, the
+          order under warranty), in the customer's language, naming no refund id the refunds table does not hold,
+          no order the customer did not name (five digits), and, in a task that writes no refund, not saying one
+          was submitted when none was (`claims_refund`, a word check)
 format    every reply followed the protocol: each one could be read, none ended at max_tokens (a reply cut
           there is unreadable, whatever its first lines said), none had to be cut at the stop sequence (the
           model wrote past its turn, into an Observation), and the answer came as a Final Answer rather than
@@ -22,12 +24,13 @@ format    every reply followed the protocol: each one could be read, none ended 
 
 A task passes when all four pass. Three checks read behaviour, what the run did: tools (the calls and, for
 queryOrder and applyRefund, their order ids), database (the refunds table) and format (the replies). The answer
-check reads words: it finds the facts, the order ids and the refund words as substrings, and cannot read what the
-sentence around them means. So it passes a negation ("order 88235 is not cancelled" holds cancel, and "cancel"
-anywhere passes the cancelled order), a hedge ("Maybe SF1234567890? I am not sure"), and a wrong conclusion when
-the fact is right (the warranty task's "no, not covered" beside the right 343 days: the yes or no is not read);
-and `claims_refund` fails "no refund was submitted" as it fails "your refund was submitted". The outcome is plain
-data, so a test can build a wrong run by hand and see each check fail.
+check reads words: it finds the facts, the order ids and the refund words as substrings, and reads a claim in its
+clause, with the words next to it (conclusions.py): so "no refund was submitted" and "the refund might be approved"
+are no claim that one was, "the refund was not declined" is no refusal, and "No, not covered" beside the warranty
+task's right 343 days fails. It still cannot read what a sentence means: a hedge on a fact ("Maybe SF1234567890? I
+am not sure") passes, a negation more than six words from its claim or about something else next to it is misread,
+and a conclusion worded in words its lists do not hold is not found. The outcome is plain data, so a test can build
+a wrong run by hand and see each check fail.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 
 from tinyagent.agent import AgentResult
 from tinyagent.architectures.handoffs import is_handoff
+from tinyagent.evaluation.conclusions import SUBMITTED, conclusion_problem, read_claim, word_claim
 from tinyagent.evaluation.tasks import ORDER_IN_TEXT, REFUND_CHECKS, EvalTask
 from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
 from tinyagent.protocols.protocol_comparison import parse_failures
@@ -265,6 +269,8 @@ def check_answer(task: EvalTask, outcome: RunOutcome) -> Check:
     if outcome.reason not in ANSWERED or not outcome.answer:
         return Check(False, f"the run ended with {outcome.reason}, not with an answer of the model's own")
     problems = [f"it does not say {fact}" for fact in task.facts if not holds_fact(outcome.answer, fact)]
+    if task.conclusion and (wrong := conclusion_problem(task.conclusion, outcome.answer)):
+        problems.append(wrong)
     if outcome.refund_ids is not None:  # a refund the answer reports must be one the shop wrote
         named = dict.fromkeys(_REFUND_ID.findall(unicodedata.normalize("NFKC", outcome.answer).upper()))
         problems += [f"it names the refund {rid}, which was never written" for rid in named
@@ -281,14 +287,11 @@ def check_answer(task: EvalTask, outcome: RunOutcome) -> Check:
     return _verdict(problems, f"holds {', '.join(task.facts)}")
 
 
-_CLAIMS = (re.compile(r"refund.{0,40}?\bsubmitted\b|\bsubmitted\b.{0,40}?refund", re.IGNORECASE | re.DOTALL),
-           re.compile(r"退款.{0,15}?(?:已提交|提交成功)|已提交.{0,15}?退款", re.DOTALL))
-
-
 def claims_refund(answer: str) -> bool:
-    """Whether `answer` says a refund was submitted: "submitted" within a few words of "refund", or 已提交 (提交成功)
-    near 退款. A word check: "no refund was submitted" says it too, and "your money is on its way" does not."""
-    return any(claim.search(answer) for claim in _CLAIMS)
+    """Whether `answer` says a refund was submitted, or hedges that it was: "your refund has been submitted", "退款已
+    提交", "your refund may have been submitted"; not "no refund was submitted", not "Shall I submit the refund?"
+    (conclusions.SUBMITTED, read in its clause). A word check: "your money is on its way" says nothing to it."""
+    return any(reading in ("said", "hedged") for reading in read_claim(answer, SUBMITTED))
 
 
 def holds_fact(answer: str, fact: str) -> bool:
@@ -301,14 +304,18 @@ def holds_fact(answer: str, fact: str) -> bool:
     a range, a time (1-3, 19:05)  whole: not inside 11-30 or 19:055; 1–3, 1—3, 1~3 and 1到3 say 1-3 too,
                               19点05分, 7:05 pm and 晚上7点05分 say 19:05
     an id (SF1234567890)      as a whole word: not inside SF12345678901
-    a word (cancel, 取消)      anywhere, as a word's beginning may be ("cancelled" says cancel)
+    a word (cancel, 取消)      as a word's beginning may be ("cancelled" says cancel), where it is said: not with a
+                              negation next to it ("not cancelled", 未取消), nor hedged or asked ("Shall I cancel
+                              it?"): conclusions.read_claim
 
     The answer is read NFKC-normalised, so full-width digits and letters (３４３, ＳＦ1234567890, 19：05) are the
-    plain ones. It finds the fact's words, not their truth: "not cancelled" holds cancel.
+    plain ones. A number, a date, a time or an id is found as it stands, hedged or not: "Maybe SF1234567890?" holds it.
     """
     if not answer:
         return False
     answer = unicodedata.normalize("NFKC", answer)
+    if not re.search(r"\d", fact):
+        return "said" in read_claim(answer, word_claim(fact))
     return any(re.search(pattern, answer, re.IGNORECASE) for pattern in fact_patterns(fact))
 
 

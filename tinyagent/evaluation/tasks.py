@@ -9,6 +9,8 @@ database holds afterwards:
     may_also_call  lookups that are fine on top of those (a careful model may check the parcel too)
     refunds        the orders that have a refund row at the end: exactly these, and none for a question
     facts          what the final answer must contain: ids, dates and numbers only the tools can give
+    conclusion     what the answer must conclude, where the facts cannot say it: the refund submitted, the refund
+                   refused, the order under warranty (conclusions.py reads it in words)
 
 Every request is asked in both languages. The nine of lesson 09 keep their question and facts; their twin
 in the other language is written here, and two requests are new: a return question the agent must answer
@@ -22,6 +24,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from tinyagent.evaluation.conclusions import CONCLUSIONS
 from tinyagent.prompts import detect_language
 from tinyagent.shop.tasks import SHOP_TASKS, ShopTask
 
@@ -40,12 +43,14 @@ class EvalTask(ShopTask):
                    REFUND_CHECKS among them come before applyRefund)
     may_also_call: tools a right run may call besides (harmless lookups); any other tool fails the task
     refunds:       the order ids with a refund row in the database at the end, and no others
+    conclusion:    "" or a key of conclusions.CONCLUSIONS: "refunded", "refused", "covered" (under warranty)
     """
 
     lang: str = "en"
     tools: tuple[str, ...] = ()
     may_also_call: tuple[str, ...] = ()
     refunds: tuple[str, ...] = ()
+    conclusion: str = ""
 
     @property
     def orders(self) -> tuple[str, ...]:
@@ -72,6 +77,9 @@ def check_task(task: EvalTask) -> None:
         if not all(isinstance(item, str) and item for item in value):
             raise ValueError(f"the task {task.name!r}: every item of {field_name} must be a non-empty text, "
                              f"got {value!r}")
+    if task.conclusion and task.conclusion not in CONCLUSIONS:
+        raise ValueError(f"the task {task.name!r}: conclusion must be one of {', '.join(map(repr, CONCLUSIONS))} "
+                         f"(or left out), got {task.conclusion!r}")
     if not task.facts:
         raise ValueError(f"the task {task.name!r}: facts must hold at least one thing the answer must say (an id, "
                          "a date, a number): with none, the answer check would pass any answer")
@@ -99,7 +107,7 @@ def _new(name: str, zh: tuple[str, tuple[str, ...]], en: tuple[str, tuple[str, .
 EVAL_TASKS: tuple[EvalTask, ...] = (
     *_both("refund", _lesson_09("refund"),
            "The robot vacuum from order 88231 has stopped charging and can't be fixed; I want to return it for "
-           "a refund.", REFUND, refunds=("88231",)),
+           "a refund.", REFUND, refunds=("88231",), conclusion="refunded"),
     *_both("parcel", _lesson_09("parcel"), "Can you tell me where the parcel for order 88231 is now?",
            ("queryOrder", "queryLogistics")),
     *_both("two parcels", _lesson_09("two parcels"), "订单 88231 和 88232 的包裹分别到哪了？",
@@ -108,7 +116,7 @@ EVAL_TASKS: tuple[EvalTask, ...] = (
            ("queryOrder", "queryOrder"), may_also_call=("queryLogistics",)),
     *_both("two other orders", _lesson_09("two orders (zh)"), "What state are orders 88232 and 88235 in right now?",
            ("queryOrder", "queryOrder"), may_also_call=("queryLogistics",)),
-    *_both("warranty", _lesson_09("warranty"), "订单 88236 还在质保期内吗？", REFUND_CHECKS),
+    *_both("warranty", _lesson_09("warranty"), "订单 88236 还在质保期内吗？", REFUND_CHECKS, conclusion="covered"),
     *_both("refund timing", _lesson_09("refund timing"), "退款申请提交后，钱多久能退回到我账户？",
            ("searchKnowledge",)),
     *_both("time", _lesson_09("time"), "What time is it right now?", ("getCurrentTime",)),
@@ -123,7 +131,7 @@ EVAL_TASKS: tuple[EvalTask, ...] = (
     *_new("cancelled order",
           ("订单 88235 帮我退款。", ("88235", "取消")),
           ("Please refund order 88235.", ("88235", "cancel")),
-          ("queryOrder",)),
+          ("queryOrder",), conclusion="refused"),
 )
 
 TASK_NAMES: tuple[str, ...] = tuple(dict.fromkeys(task.name for task in EVAL_TASKS))
