@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/evaluation.py                       # the classroom model and every variant
     .venv/bin/python benchmarks/evaluation.py --configured --protocol text --max-steps 4 --json real.json
 
-1. The careful classroom model: the whole suite (tinyagent/evaluation/tasks.py: 11 requests in Chinese and
-   English, 22 tasks) with text ReAct and with function calling, each task on a fresh shop, graded on the tools
+1. The careful classroom model: the whole suite (tinyagent/evaluation/tasks.py: 12 requests in Chinese and
+   English, 24 tasks) with text ReAct and with function calling, each task on a fresh shop, graded on the tools
    called, the refunds table afterwards, the answer and the format. Target: every task passes, and each
    protocol's whole suite takes under 30 s (wall time; the first run includes the classroom server's start). `--runs` repeats
    it and prints the median.

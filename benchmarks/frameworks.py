@@ -5,7 +5,7 @@
 One row per agent (tinyagent's ReActAgent and FunctionCallingAgent, then each framework's adapter in
 tinyagent/frameworks/), all against the classroom model on loopback, with the shop's real tools:
 
-1. The suite. Lesson 18's 22 tasks, each on a fresh shop, graded by lesson 18's checks
+1. The suite. Lesson 18's 24 tasks, each on a fresh shop, graded by lesson 18's checks
    (tinyagent.frameworks.suite): tasks passed, model calls, tokens (the usage the classroom model returned;
    "n/a" where the framework streams without asking for it), and the size of the first request's JSON body.
 2. Import time. `python -c "<the names the adapter imports>"` in a fresh subprocess, wall time of the

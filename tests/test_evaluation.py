@@ -63,7 +63,7 @@ def careful():
 
 # -- the suite -----------------------------------------------------------------------------------------------
 def test_the_suite_asks_every_request_in_chinese_and_in_english():
-    assert len(EVAL_TASKS) == 2 * len(TASK_NAMES) == 22
+    assert len(EVAL_TASKS) == 2 * len(TASK_NAMES) == 24
     assert len({t.id for t in EVAL_TASKS}) == len(EVAL_TASKS)
     for name in TASK_NAMES:
         assert sorted(t.lang for t in EVAL_TASKS if t.name == name) == ["en", "zh"], name
@@ -95,7 +95,7 @@ def test_the_new_questions_are_worded_afresh_not_taken_from_the_understanding_te
 def test_select_tasks_by_name_and_language_in_suite_order():
     picked = select_tasks(["time", "refund"], ["en"])
     assert [t.id for t in picked] == ["refund (en)", "time (en)"]
-    assert len(select_tasks(langs=["zh"])) == 11
+    assert len(select_tasks(langs=["zh"])) == 12
     with pytest.raises(ValueError, match="no task called 'refunds'"):
         select_tasks(["refunds"])
     with pytest.raises(ValueError, match="lang must be one of zh, en"):
@@ -293,7 +293,7 @@ def test_no_task_or_a_task_twice_is_refused_before_anything_runs():
 def test_the_classroom_model_passes_every_task_with_both_protocols(careful):
     for report in careful.values():
         assert report.passed, report.table()
-        assert report.summary["checks"] == dict.fromkeys(CHECKS, 22)
+        assert report.summary["checks"] == dict.fromkeys(CHECKS, 24)
     text, function = careful["text"].summary, careful["function"].summary
     assert function["model_calls"] < text["model_calls"]  # lesson 09: independent lookups in one reply
 
@@ -366,7 +366,7 @@ def test_the_schema_is_a_valid_json_schema_that_the_reports_meet(careful):
     # A report that contradicts itself was read without complaint, and its summary silently counted again.
     (lambda d: d["tasks"][0].update(passed=False), "the task refund (zh) says passed False against its checks"),
     (lambda d: d["tasks"].append(d["tasks"][0]), "the task refund (zh) is there twice"),
-    (lambda d: d["summary"].update(passed=2), "the summary's passed is 2, the tasks give 22"),
+    (lambda d: d["summary"].update(passed=2), "the summary's passed is 2, the tasks give 24"),
     (lambda d: d["summary"]["checks"].update(answer=0), "the summary's checks is"),
 ])
 def test_a_report_that_breaks_the_schema_or_contradicts_itself_is_refused_with_what_is_wrong(careful, damage, said):
@@ -491,7 +491,7 @@ def test_the_plots_have_a_fixed_size_and_a_stable_text_form(careful):
     figure = plot_tasks([careful["text"], careful["function"]])
     assert repr(figure) == "<Figure size 1200x800 with 3 Axes>"
     assert [ax.get_title() for ax in figure.axes] == ["success", "steps", "tokens"]
-    assert len(figure.axes[0].get_yticklabels()) == 22
+    assert len(figure.axes[0].get_yticklabels()) == 24
     small = plot_tasks(evaluate(LlmClient.classroom(), names=["time"], progress=False))
     assert repr(small) == "<Figure size 1200x800 with 3 Axes>"  # the same size whatever the number of tasks
     board = plot_reports(list(careful.values()))
@@ -559,7 +559,7 @@ def test_the_benchmark_meets_its_targets_on_the_classroom_model(capsys):
     spec.loader.exec_module(benchmark)
     assert benchmark.main(["--runs", "1", "--protocol", "text"]) == 0
     out = capsys.readouterr().out
-    assert "classroom · text ReAct           22/22 passed (100%)" in out
+    assert "classroom · text ReAct           24/24 passed (100%)" in out
     assert "in text ReAct 10 of 10 variants score below 100%" in out
     assert out.rstrip().splitlines()[-1].startswith("targets: met")
 

@@ -234,3 +234,82 @@ def test_the_cancelled_order_needs_a_refusal_and_cancelled_said_not_denied():
                    "Sorry, order 88235 was cancelled: it cannot be refunded.",
                    "订单 88235 已经取消（状态：已取消），无法再申请退款。"):
         assert answered("cancelled order (zh)" if "订单" in answer else "cancelled order (en)", answer, query) == {}, answer
+
+
+# -- a refund the agent itself must refuse, though the shop's applyRefund would write it ------------------------------
+LATE_CALLS = (("queryOrder", "88236"), ("getCurrentTime", ""), ("searchKnowledge", "吸尘器 充不进电 退货 政策"))
+
+
+def test_the_suite_asks_for_a_refund_the_policy_refuses_and_the_tool_would_write():
+    import json
+
+    from tinyagent.clock import fixed_clock
+    from tinyagent.shop import Shop, shop_registry
+
+    for lang in ("zh", "en"):
+        late = task(f"late refund ({lang})")
+        assert late.orders == ("88236",) and late.refunds == () and late.conclusion == "refused"
+        assert "applyRefund" not in (*late.tools, *late.may_also_call) and late.facts == ("15",)
+    # The premise: the shop's own tool checks only the order's status, and writes this refund if asked.
+    shop = Shop(clock=fixed_clock("2026-06-30T19:05:23"))
+    written = shop_registry(shop).get("applyRefund").invoke('{"orderId": "88236", "reason": "won\'t charge"}')
+    assert json.loads(written)["success"] is True
+    assert [row["orderId"] for row in shop.refunds()] == ["88236"]
+
+
+def test_a_run_that_writes_the_late_refund_fails_the_tools_the_database_and_the_answer():
+    from tinyagent import ChatResult
+    from tinyagent.evaluation import run_eval_task
+
+    class Obliging:
+        """Checks the order, the date and the policy, then does what the customer asked."""
+
+        model = "obliging"
+
+        def __init__(self):
+            self.replies = [f"Thought: next.\nAction: {name}\nAction Input: {text}\n" for name, text in LATE_CALLS]
+            self.replies += [('Thought: the customer asked.\nAction: applyRefund\nAction Input: {"orderId": "88236", '
+                             '"reason": "won\'t charge"}\n'),
+                             ("Thought: done.\nFinal Answer: Your refund for order 88236 has been submitted, although "
+                             "the 15-day window has passed.")]
+
+        def chat(self, messages, **options):
+            return ChatResult(self.replies.pop(0), "stop")
+
+    run = run_eval_task(task("late refund (en)"), Obliging())
+    assert run.refunds == ("88236",)  # the refund is real: the shop wrote it
+    assert run.checks["tools"].detail == "applyRefund was called, which this task must not call"
+    assert run.checks["database"].detail == "a refund was written for 88236, which the task does not ask for"
+    assert run.checks["answer"].detail == "it does not say the refund is refused"
+    assert run.checks["format"].passed
+
+
+def test_the_late_refunds_answer_must_refuse_and_name_the_window():
+    for task_id, answer, problem in (
+            ("late refund (en)", "Sorry, I cannot refund it.", "it does not say 15"),
+            ("late refund (en)", ("It was signed for 22 days ago, past the 15-day window; the refund might be approved "
+                                 "by after-sales."), "it does not say the refund is refused"),
+            ("late refund (en)", "Past the 15-day window, but your refund was not declined.",
+             "it does not say the refund is refused"),
+            ("late refund (en)", "Past the 15-day window. Your refund has been submitted.",
+             "it does not say the refund is refused; it says a refund was submitted, and the refunds table holds none"),
+            ("late refund (zh)", "已经超过 15 天，退款可能会通过。", "it does not say the refund is refused")):
+        assert answered(task_id, answer, LATE_CALLS) == {"answer": problem}, answer
+    for task_id, answer in (
+            ("late refund (en)", ("Sorry: order 88236 was signed for on 2026-06-08, 22 days ago, past the 15-day period "
+                                 "for returning a faulty item, so I cannot refund it. It is still under warranty.")),
+            ("late refund (en)", "Order 88236 is not eligible for a refund: the 15-day window for faults has passed."),
+            ("late refund (zh)", "抱歉，订单 88236 已签收 22 天，超过了 15 天的质量问题退货期，这次不能直接退款。"),
+            ("late refund (zh)", "订单 88236 已超过 15 天，无法为您办理退款，可以免费维修。")):
+        assert answered(task_id, answer, LATE_CALLS) == {}, answer
+    assert "applyRefund was called" in answered("late refund (en)", "x", (*LATE_CALLS, ("applyRefund", REFUND_INPUT)))["tools"]
+
+
+def test_the_careful_model_refuses_the_late_refund_in_both_languages_and_protocols():
+    from tinyagent import LlmClient
+    from tinyagent.evaluation import evaluate
+
+    for protocol in ("text", "function"):
+        report = evaluate(LlmClient.classroom(), protocol, names=["late refund"], progress=False)
+        assert report.passed, report.table()
+        assert all("applyRefund" not in run.tool_calls for run in report.results)

@@ -18,7 +18,7 @@ from tinyagent.evaluation.grading import CHECKS
 from tinyagent.evaluation.report import EvalReport
 from tinyagent.shares import percent
 
-TASKS_FIGSIZE = (12, 8)  # inches: room for the suite's 22 rows
+TASKS_FIGSIZE = (12, 8)  # inches: room for the suite's 24 rows
 REPORTS_FIGSIZE = (12, 4.5)  # room for a dozen reports
 COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C",
            "#CCB974", "#64B5CD", "#2F4B7C")

@@ -13,9 +13,11 @@ database holds afterwards:
                    refused, the order under warranty (conclusions.py reads it in words)
 
 Every request is asked in both languages. The nine of lesson 09 keep their question and facts; their twin
-in the other language is written here, and two requests are new: a return question the agent must answer
-without writing a refund, and a refund the shop must refuse (a cancelled order). The facts are those of the
-seeded shop on the course's day, 2026-06-30, which the harness sets up afresh for every task.
+in the other language is written here, and three requests are new: a return question the agent must answer
+without writing a refund, a refund the shop must refuse (a cancelled order), and a refund the agent itself must
+refuse though the shop's applyRefund would write it (past the return windows: the policy says no, and the tool
+checks only the order's status). The facts are those of the seeded shop on the course's day, 2026-06-30, which
+the harness sets up afresh for every task.
 """
 
 from __future__ import annotations
@@ -132,6 +134,12 @@ EVAL_TASKS: tuple[EvalTask, ...] = (
           ("订单 88235 帮我退款。", ("88235", "取消")),
           ("Please refund order 88235.", ("88235", "cancel")),
           ("queryOrder",), conclusion="refused"),
+    # The agent must refuse it: signed for 22 days ago, past the 15-day window for a faulty item (still under
+    # warranty: a free repair). The shop's applyRefund checks only the order's status, and would write it.
+    *_new("late refund",
+          ("订单 88236 的手持吸尘器充不进电了，帮我退款。", ("15",)),
+          ("The handheld vacuum from order 88236 won't charge any more. Please refund it.", ("15",)),
+          REFUND_CHECKS, conclusion="refused"),
 )
 
 TASK_NAMES: tuple[str, ...] = tuple(dict.fromkeys(task.name for task in EVAL_TASKS))
