@@ -28,8 +28,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-READINGS = ("said", "denied", "hedged", "asked")
-
 
 @dataclass(frozen=True)
 class Claim:
