@@ -3710,6 +3710,22 @@ def test_11_bracket_input_stripped_of_spaces_only():
           says="the spaces around it: tabs and line breaks too, as str.strip() removes")
 
 
+def test_11_bracket_input_keeps_its_own_spaces():
+    def runs_collapsed(value):  # a run of spaces or tabs inside the input made one space (passed before: no generated
+        call = CALL.fullmatch(value.strip())  # input held one)
+        return (call.group(1), re.sub(r"[ \t]+", " ", call.group(2).strip())) if call else read_action(value)
+
+    def spaces_collapsed(value):  # the same for spaces only: a tab kept
+        call = CALL.fullmatch(value.strip())
+        return (call.group(1), re.sub(r" {2,}", " ", call.group(2).strip())) if call else read_action(value)
+
+    for answer in (runs_collapsed, spaces_collapsed):
+        fails(check_bracket_actions, lambda text, answer=answer: my_tolerant(text, answer),
+              says="the input may contain spaces of its own, kept as written: a run of spaces or a tab too")
+    fails(check_bracket_actions, lambda text: my_tolerant(text, runs_collapsed),
+          says="(the input is kept as written between the brackets: a run of spaces, a tab or a line break stays)")
+
+
 # -- 12 · Memory ------------------------------------------------------------------------------------
 from tinyagent.checks import check_first_and_last, check_token_window
 from tinyagent.memory.session import message_tokens

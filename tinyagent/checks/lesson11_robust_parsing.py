@@ -259,7 +259,20 @@ def _inputs_with_spaces(rng: random.Random) -> Iterator[tuple]:
         before, after = rng.choice((" ", "  ", "\t", "")), rng.choice((" ", "  ", "\t", " \n"))
         yield (_reply(rng, f"{rng.choice(_TOOLS)}[{before}{_plain_input(rng)}{after}]"),)
     yield ("Thought: 先查订单。\nAction: queryOrder[ 88231 ]",)
+    yield ("Thought: I need today's date.\nAction: getCurrentTime[ ]",)  # empty once its spaces are off
     yield (f"Thought: It is faulty.\nAction: applyRefund[\n{_REFUND_JSON}\n]",)
+
+
+def _spaces_inside(rng: random.Random) -> Iterator[tuple]:
+    """Runs of spaces and tabs inside the input: between the brackets the input is kept as written."""
+    yield ("Thought: I need the policy.\nAction: searchKnowledge[扫地机  退货\t政策]",)
+    for _ in range(4):
+        words = [rng.choice(_WORDS).format(id=_order_id(rng)) for _ in range(rng.randint(2, 3))]
+        gaps = [rng.choice(("  ", "   ", "\t", " \t ", "\t\t")) for _ in words[1:]]
+        yield (_reply(rng, f"{rng.choice(_TOOLS)}[{words[0]}{''.join(g + w for g, w in zip(gaps, words[1:]))}]"),)
+    for _ in range(2):  # JSON as models pretty-print it: each key indented by a run of spaces
+        indent = rng.choice(("  ", "    ", "\t"))
+        yield (_reply(rng, f'applyRefund[{{\n{indent}"orderId": "{_order_id(rng)}",\n{indent}"reason": "坏了"\n}}]'),)
 
 
 def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
@@ -283,6 +296,8 @@ def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
             return "(spaces may stand between the name and its [: it is still name[input])"
         if isinstance(given, str) and given != wanted and given == wanted.strip("'\""):
             return "(the input is everything between the brackets as written, quotes too)"
+        if isinstance(given, str) and given != wanted and given.split() == wanted.split():
+            return "(the input is kept as written between the brackets: a run of spaces, a tab or a line break stays)"
         return "(the input runs from the first [ to the last ], on every line)"
     if "[" in expected[0][0] and "]" not in expected[0][0] and "[" not in got[0][0]:
         return "(no ] closes it, so it is not name[input]: read it as read_action does)"
@@ -389,6 +404,8 @@ BRACKET_RULES = _with_hint((
     Rule("the input is everything between the first `[` and the **last** `]`, brackets of its own too",
          _inputs_with_brackets),
     Rule("the input may be empty (`getCurrentTime[]`)", _empty_inputs),
+    Rule("the input may contain spaces of its own, kept as written: a run of spaces or a tab too "
+         "(`searchKnowledge[退货  政策]` reads 退货  政策)", _spaces_inside),
     Rule("the input is everything between the brackets, also over several lines", _inputs_over_lines),
     Rule("otherwise it does what `read_action` does (a name in backticks, `Action Input:` lines, an answer)",
          _other_shapes),
