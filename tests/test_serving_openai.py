@@ -107,7 +107,7 @@ def test_the_chat_endpoint_is_guarded_like_the_others(service):
 
 @pytest.mark.parametrize("options", [
     {"reasoning_effort": "low"}, {"service_tier": "auto"}, {"prompt_cache_key": "course-42"}, {"logit_bias": {}},
-    {"top_logprobs": 0, "logprobs": False}, {"modalities": ["text"]}, {"temperature": 0, "top_p": 1, "seed": 7},
+    {"logprobs": False}, {"modalities": ["text"]}, {"temperature": 0, "top_p": 1, "seed": 7},
     {"stop": "Observation:"}, {"stop": ["Observation:"]}, {"metadata": {"class": "4b"}, "store": False},
 ])
 def test_fields_that_do_not_change_what_is_asked_are_taken_and_ignored(client, options):
@@ -137,6 +137,10 @@ def test_fields_that_do_not_change_what_is_asked_are_taken_and_ignored(client, o
     ({"n": True}, "n_not_supported"),
     ({"logprobs": 0}, "logprobs_not_supported"),
     ({"logprobs": False, "top_logprobs": False}, "logprobs_not_supported"),
+    # OpenAI's API refuses top_logprobs of any value, 0 too, without "logprobs": true (as the classroom model does);
+    # both were taken here
+    ({"top_logprobs": 0, "logprobs": False}, "logprobs_not_supported"),
+    ({"top_logprobs": 0}, "logprobs_not_supported"),
 ])
 def test_fields_that_ask_for_what_the_agent_cannot_give_are_refused_by_name(client, options, code):
     with pytest.raises(openai.BadRequestError) as raised:
@@ -144,6 +148,14 @@ def test_fields_that_ask_for_what_the_agent_cannot_give_are_refused_by_name(clie
                                        **options)
     assert raised.value.body["code"] == code
     assert next(iter(options)).split("_")[0] in raised.value.body["message"]
+
+
+def test_top_logprobs_without_logprobs_true_is_a_400_naming_it(client):
+    # the 400 says which field to leave out, as OpenAI's and the classroom model's do
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.chat.completions.create(model="tinyagent-shop", messages=[{"role": "user", "content": LOGISTICS}],
+                                       top_logprobs=0, logprobs=False)
+    assert raised.value.status_code == 400 and "top_logprobs" in raised.value.body["message"]
 
 
 def test_max_tokens_bounds_the_answer_the_client_reads(client):

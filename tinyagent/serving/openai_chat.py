@@ -75,11 +75,16 @@ def read_chat_request(data: dict) -> tuple[str, list[dict], bool]:
     if data.get("logit_bias") not in (None, {}):
         raise ChatRequestError("logit_bias_not_supported", f"{MODEL} cannot bias tokens: its answer comes from an "
                                "agent's run on a model of its own tokenizer; leave out logit_bias")
-    # `is` and _whole, not `in (None, False)`: in Python 0 == False and True == 1, so `"logprobs": 0` passed
-    logprobs, top_logprobs = data.get("logprobs"), data.get("top_logprobs")
-    if not (logprobs is None or logprobs is False) or not (top_logprobs is None or _whole(top_logprobs, 0)):
+    # `is`, not `in (None, False)`: in Python 0 == False, so `"logprobs": 0` passed
+    logprobs = data.get("logprobs")
+    if not (logprobs is None or logprobs is False):
         raise ChatRequestError("logprobs_not_supported", f"{MODEL} has no log probabilities to give: its answer "
                                "is an agent's final answer, not one sample; leave out logprobs and top_logprobs")
+    # Of any value, 0 too: OpenAI's API takes top_logprobs only beside "logprobs": true, which is refused above, so
+    # a request that works here works on a real model too (the classroom model refuses it the same way).
+    if data.get("top_logprobs") is not None:
+        raise ChatRequestError("logprobs_not_supported", f"{MODEL} has no log probabilities to give, and "
+                               'top_logprobs is only allowed with "logprobs": true; leave out top_logprobs')
     if data.get("modalities") not in (None, ["text"]):
         raise ChatRequestError("modalities_not_supported", f'{MODEL} answers in text only: send "modalities": '
                                '["text"], or leave it out')

@@ -150,8 +150,9 @@ def openapi_document() -> dict:
                     "type": "object", "required": ["model", "messages"], "additionalProperties": False,
                     "description": "Any other field of OpenAI's request is refused (400 unknown_field); of these, "
                                    "the ones not described tune a sampler or a bill and are taken and not used, "
-                                   "and tools, tool_choice, response_format, logit_bias, logprobs, top_logprobs, "
-                                   "modalities and n are refused but for values that ask for nothing more.",
+                                   "and tools, tool_choice, response_format, logit_bias, logprobs, modalities "
+                                   "and n are refused but for values that ask for nothing more; top_logprobs is "
+                                   "refused at any value, as OpenAI takes it only beside logprobs: true.",
                     "properties": {
                         "model": {"type": "string", "const": "tinyagent-shop",
                                   "description": "another model is a 404 model_not_found, as OpenAI answers"},
