@@ -81,6 +81,12 @@ for line in sys.stdin:
                 "searchKnowledge": '{"results": [{"title": "quality", "content": "15 days from signing"}]}'}.get(name)
         if name == "queryOrder" and mode == "huge_order":
             text = "A" * 100_000
+        if name == "queryOrder" and mode in ("huge_blob", "huge_resource"):  # the order, and a photo or a log with it
+            embedded = ({"uri": "file:///dock.jpg", "mimeType": "image/jpeg", "blob": "QUFB" * 25_000}
+                        if mode == "huge_blob" else {"uri": "file:///charge.log", "text": "B" * 100_000})
+            send({"jsonrpc": "2.0", "id": key, "result": {"content": [{"type": "text", "text": text},
+                  {"type": "resource", "resource": embedded}]}})
+            continue
         if name == "applyRefund":
             with open(done, "a") as log:
                 log.write(json.dumps(message["params"]["arguments"]) + "\n")
@@ -153,6 +159,24 @@ def test_a_huge_tool_result_is_cut_as_tinyagents_loop_cuts_it(classroom, tmp_pat
     order = tool_messages(run)[0]
     assert run.tools_called[0] == "queryOrder" and len(order) < MAX_OBSERVATION_CHARS + 200
     assert "[cut: the tool returned 100000 characters; this is the first 4000]" in order
+
+
+@pytest.mark.parametrize("mode", ["huge_blob", "huge_resource"])
+def test_a_huge_embedded_resource_is_summarised_or_cut_as_tinyagents_client_reads_it(classroom, tmp_path, mode):
+    # Only text parts were counted toward the cap, so a 100,000-character resource beside a short text went whole
+    # to the model, a blob as base64 in the resource's JSON.
+    need("agents")
+    from tinyagent.agent import MAX_OBSERVATION_CHARS
+
+    run = hostile_run(classroom, mode, tmp_path / "refunds")
+    order = tool_messages(run)[0]
+    assert run.tools_called[0] == "queryOrder" and len(order) < MAX_OBSERVATION_CHARS + 200
+    assert "SF1234567890" in order  # the order's own text is kept
+    if mode == "huge_blob":  # one line, as tinyagent's client says a blob: a model reads no base64
+        assert "[resource file:///dock.jpg, mimeType: image/jpeg, 75000 bytes, not shown]" in order
+        assert "QUFB" not in order
+    else:
+        assert "[resource file:///charge.log]" in order and "[cut: the tool returned" in order
 
 
 def test_arguments_the_sdk_refuses_unsent_are_not_said_to_be_perhaps_done():

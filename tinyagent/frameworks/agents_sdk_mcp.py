@@ -110,15 +110,23 @@ def _missing_required(listed: list[Any] | None, tool_name: str, arguments: dict[
 
 
 def _cut(result: Any) -> Any:
-    """A result whose text is longer than lesson 06's cap, as tinyagent's loop would give it: read as tinyagent reads
-    a result, then cut with a line telling the model so. A 20 MB result would otherwise go whole to the model."""
+    """A result longer than lesson 06's cap, as tinyagent's loop would give it: read as tinyagent reads a result (an
+    embedded blob summarised in one line), then cut with a line telling the model so. A 20 MB result would otherwise
+    go whole to the model."""
     from tinyagent.toolkit.mcp_client import observation_text
 
-    size = sum(len(getattr(part, "text", "") or "") for part in result.content)
+    size = sum(_size_sent(part) for part in result.content)
     if size <= MAX_OBSERVATION_CHARS:
         return result
     text, _ = cut_observation(observation_text(result), MAX_OBSERVATION_CHARS)
     return type(result)(content=[{"type": "text", "text": text}], is_error=result.is_error)
+
+
+def _size_sent(part: Any) -> int:
+    """How many characters of a content part the SDK passes to the model (MCPUtil.invoke_mcp_tool): a text part's
+    text; any other part as its JSON, so an embedded resource's text or base64 blob, an image's or audio's base64
+    counts too."""
+    return len(part.text) if part.type == "text" else len(part.model_dump_json())
 
 
 def _say_tool_failed(context: Any, error: Exception) -> str:
