@@ -20,14 +20,15 @@ CHECK_THE_URL = "check that TINYAGENT_API_URL points at an OpenAI-compatible /ch
 
 @dataclass(frozen=True)
 class ChatResult:
-    """One reply. `text` is "" (never None) when the model answered with tool calls only."""
+    """One reply. `text` is "" (never None) when the model answered with tool calls only: `tool_calls` is the
+    API's field of lesson 09's native function calling, () for a reply of text (lessons 03 to 06)."""
 
     text: str
     finish_reason: str | None
     usage: dict = field(default_factory=dict)
     latency_s: float = field(default=0.0, repr=False)  # varies run to run: kept out of printed reprs
     model: str = ""
-    tool_calls: tuple[dict, ...] = ()
+    tool_calls: tuple[dict, ...] = ()  # lesson 09
     client_cut: bool = False
     raw: dict = field(default_factory=dict, repr=False)
     # Lesson 14: a reply read as a stream (`open_stream`, `chat_streamed`), and when its first piece of text came.
@@ -118,7 +119,7 @@ def _reply_fields(data: Any) -> tuple[str | None, tuple[dict, ...], str | None, 
         function = _expect(_expect(call, where, dict, required=True).get("function"), f"{where}.function", dict,
                            required=True)
         _expect(function.get("name"), f"{where}.function.name", str, required=True)
-        try:  # the loop copies each call it reads (native_calls.read_tool_calls), and sends it back to the model
+        try:  # lesson 09's loop copies each call it reads (native_calls.read_tool_calls) and sends it back
             copy.deepcopy(call)
         except RecursionError:  # a field nested 600 lists deep: it raised out of the run
             raise _WrongShape(f"{where} is nested too deeply to be a tool call") from None

@@ -21,7 +21,9 @@ from typing import Any, ClassVar
 
 EVENT_KINDS: dict[str, type[Event]] = {}  # kind -> class, filled as each event class is made
 
-# The words of a printed trace, for this lesson's events.
+# The words of a printed trace, for this lesson's events. Three lines print what only a later lesson's part makes:
+# "after_limit" is a Final after lesson 10's closing call, "parser" names a rule a later reader gives (lesson 09's
+# unreadable arguments, lesson 11's repairs), and a Stopped's reason may be a later part's.
 LABELS = {
     "en": {
         "thought": "[Thought]",
@@ -54,8 +56,8 @@ LABELS = {
     },
 }
 
-# The rules a trace does not repeat (the line after says it all): lesson 05's line scanner's, and lesson 09's
-# plain `tool_call`. A reader of another lesson names rules of its own, and the trace shows those.
+# The rules a trace does not repeat (the line after says it all): lesson 05's line scanner's, and "tool_call", a plain
+# native call of lesson 09's reader. A reader of another lesson names rules of its own, and the trace shows those.
 PLAIN_RULES = ("action", "final_answer", "no_format", "", "tool_call")
 
 
@@ -67,7 +69,8 @@ def event_kind(cls: type) -> type:
 @event_kind
 class Event:
     """Base class: `step` is the round number, starting at 1. `agent` names the agent whose loop made the event
-    when several share one trace; a keyword, and "" (left out of `to_dict` and the repr) for a single agent."""
+    when several share one trace (lesson 21's team); a keyword, and "" (left out of `to_dict` and the repr) for a
+    single agent, as in every lesson before 21."""
 
     kind: ClassVar[str] = "event"
     step: int
@@ -85,8 +88,8 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         """The event as plain data for JSON. Its fields hold plain values (no nested dataclasses), so they are read
-        as they are, not deep-copied as `asdict` would: an LlmCall holds the whole conversation so far, and the
-        service turns every event of a streamed run into JSON as it happens."""
+        as they are, not deep-copied as `asdict` would: an LlmCall holds the whole conversation so far, and
+        lesson 19's service turns every event of a streamed run into JSON as it happens."""
         data = {"type": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)}}
         if not data["agent"]:
             del data["agent"]  # a single agent's trace reads as it always has
@@ -153,7 +156,7 @@ class Parsed(Event):
     def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
         # A reply with no format has no thought; its Final (fallback) line shows the text.
         lines = [f"{LABELS[lang]['thought']} {self.thought}"] if self.thought else []
-        if self.rule not in PLAIN_RULES:  # a reader of a later lesson says what it repaired or refused
+        if self.rule not in PLAIN_RULES:  # a later lesson's reader (09, 11) says what it repaired or refused
             lines.append(LABELS[lang]["parser"].format(rule=self.rule))
         return lines
 
@@ -199,7 +202,7 @@ class Observation(Event):
 class Final(Event):
     """The run ended with an answer. reason: "final_answer", or "fallback" when the model replied with neither
     an Action nor "Final Answer:" and its text was taken as the answer, or the reason of a stop that still
-    brought an answer (a later lesson's part may ask the model for its best answer when a limit is reached)."""
+    brought an answer (lesson 10's stop rules ask the model for its best answer when a limit is reached)."""
 
     kind: ClassVar[str] = "final"
     answer: str = ""
@@ -216,7 +219,8 @@ class Stopped(Event):
     `detail` is for the developer. reason: "max_steps" (the step cap), "llm_error" (the model call
     failed, or its reply was not a Chat Completions reply), "length" (the reply was cut at max_tokens),
     "empty_reply" (the model said nothing), "native_tool_calls" (the model answered with the API's
-    tool_calls, which the text protocol does not read), or the reason of a later lesson's part."""
+    tool_calls, which lesson 09's agent reads and the text protocol does not), or the reason of a later
+    lesson's part (lesson 10's stop rules name most of them)."""
 
     kind: ClassVar[str] = "stopped"
     reason: str = ""

@@ -120,8 +120,8 @@ def reply_timeouts(seconds: float) -> dict[str, float]:
 DEFAULT_MAX_TOKENS = 512
 # A request with a stop sequence asks for one ReAct step: a Thought and an Action with its input, or a Final
 # Answer: the classroom model's run to about 160 tokens (lesson 06's refund answer 139, a fault report's 161).
-# Sent to llama.cpp's server only (see the class doc), where a tiny model that loses the format would otherwise
-# write to DEFAULT_MAX_TOKENS on every call: in lesson 06, SmolLM2's replies nearly all did
+# Sent to llama.cpp's server only (see the class doc: appendix A1's local model), where a tiny model that loses the
+# format would otherwise write to DEFAULT_MAX_TOKENS on every call: in lesson 06, SmolLM2's replies nearly all did
 # (benchmarks/real_model_lesson.py).
 STEP_MAX_TOKENS = 160
 
@@ -200,12 +200,12 @@ class LlmClient:
                call as long as it drips
     max_tokens: the cap on each reply when `chat` is not given one; None sends no cap
 
-    llama.cpp's server (`local-model`, `llama-server`) is recognised by its first reply, which carries its
-    `timings`. From then on every request asks it to keep the conversation read so far (`cache_prompt`: a
-    call reads only the new end of the prompt), and a request for one step (one with `stop`) is capped at
-    STEP_MAX_TOKENS, or `max_tokens` if lower (a client made with `max_tokens=None` sends no cap), unless `chat`
-    is given a cap. A reply cut there ends with
-    finish_reason "length", which ends an agent's run (a reply cut at max_tokens never runs). Other servers get neither.
+    For appendix A1's local model, not lessons 03 and 04's: llama.cpp's server (`local-model`, `llama-server`) is
+    recognised by its first reply, which carries its `timings`. From then on every request asks it to keep the
+    conversation read so far (`cache_prompt`: a call reads only the new end of the prompt), and a request for one
+    step (one with `stop`) is capped at STEP_MAX_TOKENS, or `max_tokens` if lower (a client made with
+    `max_tokens=None` sends no cap), unless `chat` is given a cap. A reply cut there ends with finish_reason
+    "length", which ends an agent's run (a reply cut at max_tokens never runs). Other servers get neither.
     """
 
     def __init__(
@@ -239,7 +239,7 @@ class LlmClient:
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
         self.max_tokens = max_tokens
-        self.llama_cpp: bool | None = None  # llama.cpp's server? None: no reply read yet (see the class doc)
+        self.llama_cpp: bool | None = None  # llama.cpp's server (appendix A1)? None: no reply read yet (class doc)
         self._session = session or requests.Session()
         if session is None and is_loopback(self.api_url):
             # Proxies and .netrc never apply to this machine's own servers, and looking them up reads
@@ -285,18 +285,18 @@ class LlmClient:
             body["stop"] = list(stop_sequences(stop))
         if max_tokens is None:
             max_tokens = self.max_tokens
-            if self.llama_cpp and stop and max_tokens is not None:
+            if self.llama_cpp and stop and max_tokens is not None:  # appendix A1's step cap (see the class doc)
                 max_tokens = min(max_tokens, STEP_MAX_TOKENS)
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
-        if self.llama_cpp:
+        if self.llama_cpp:  # appendix A1's local server keeps what it read (see the class doc)
             body["cache_prompt"] = True
         body.update(extra)
         return body
 
     def note_server(self, reply: Any) -> None:
-        """Recognise llama.cpp's server by the `timings` its replies (and its last stream chunk) carry; the
-        first reply decides (see the class doc)."""
+        """Recognise llama.cpp's server (appendix A1's local model) by the `timings` its replies (and its last
+        stream chunk) carry; the first reply decides (see the class doc)."""
         if self.llama_cpp is None and isinstance(reply, dict):
             timings = reply.get("timings")
             self.llama_cpp = isinstance(timings, dict) and "prompt_n" in timings

@@ -18,29 +18,36 @@ calls it:
 
     request.build(run, closing=False) -> (messages, options)
         The messages to send and the keyword options of the call (stop, max_tokens, ...). `closing` is a last
-        call a stop part may make for the best answer.
+        call a stop part may make for the best answer (lesson 10's closing call; lesson 06 never makes one).
     send(run, step, messages, **options) -> a generator of events that returns the ChatResult
         The events it yields come before the round's LlmCall.
     read(run, step, reply) -> Reading; read.parse(text, finish_reason, tools) -> ParsedStep
         What the reply asked for (see `Reading`); `parse` reads a text alone.
     act(run, step, actions, ready) -> a generator of events that returns the results, in order
         It announces each call (a ToolCall event) before anything runs. `ready[i]`, when not None, is a result
-        that stands in for action i (arguments that could not be read, a stop part's warning): it does not run.
+        that stands in for action i: it does not run. Lesson 06's parts never make one; later ones do (a native
+        call whose arguments could not be read, lesson 09; a stop part's warning, lesson 10).
         `act.perform(run, actions, ready)` runs them.
     stop_rules.before_call(trace) -> Stop | None; stop_rules.after_reply(trace) -> Stop | a stand-in | None;
     stop_rules.run_tool(tools, action) -> ToolResult; stop_rules.end(run, stop, step) -> the events that end it
+        A stand-in is a result put in the action's place (lesson 10's warning); lesson 06's StepLimit gives none.
 
-A part with state of its own for one run (a count, a cache) has `fresh()`, which the run calls at its start: two
-runs of one agent never share what a part remembers.
+A part with state of its own for one run (a count, a cache: lesson 10's stop rules count repeats) has `fresh()`,
+which the run calls at its start: two runs of one agent never share what a part remembers. Lesson 06's parts
+remember nothing.
+
+The two paragraphs below are for later lessons' parts: lesson 06's agent and parts all speak "text", and none of
+them is `outermost`.
 
 A part made for one protocol says which with `protocol`, the agent's word for the way it talks to the model
-(lesson 06's agent speaks "text": Thought / Action / Action Input lines). The agent refuses, when it is made, a part
-that says another protocol than its own: lesson 06's line scanner would read a reply of another protocol as no step
-at all, and a part that builds another protocol's request asks the agent for what it does not have. A part that
-names no protocol works with any.
+(lesson 06's agent speaks "text": Thought / Action / Action Input lines; lesson 09's speaks "function calling", with
+the API's tool calls). The agent refuses, when it is made, a part that says another protocol than its own: lesson
+06's line scanner would read a reply of another protocol as no step at all, and a part that builds another
+protocol's request asks the agent for what it does not have. A part that names no protocol works with any.
 
-A part whose work must go out as it is (it measures what the parts before it made) says `outermost = True`: it must be
-the last part of its slot in the list, and a part listed after it for that slot, which would wrap it, is refused.
+A part whose work must go out as it is (lesson 13's context budget measures what the parts before it made) says
+`outermost = True`: it must be the last part of its slot in the list, and a part listed after it for that slot, which
+would wrap it, is refused.
 """
 
 from __future__ import annotations
@@ -74,10 +81,11 @@ class Reading:
     """One reply as the loop acts on it.
 
     message: the reply as it joins the conversation (an assistant message)
-    parsed:  the Parsed events: one for a text step, one per call of a native reply; the stop rules judge
-             each before anything runs
+    parsed:  the Parsed events: one for a text step (lesson 09's native reply has one per call); the stop
+             rules judge each before anything runs
     actions: the tools to run, in order (none when the reply is an answer)
-    ready:   per action, a result that stands in for it without running it, or None
+    ready:   per action, a result that stands in for it without running it, or None (always None in
+             lesson 06; lesson 09's unreadable arguments make one)
     ending:  the event that ends the run when there is nothing to run: Final (an answer) or Stopped
     """
 
@@ -97,7 +105,8 @@ class Reading:
                                                                                    original_chars)
 
     def not_run(self, reason: str) -> list[dict]:
-        """Messages for the calls a stop left unrun (none in text ReAct: nothing answers an Action line)."""
+        """Messages for the calls a stop left unrun (none in text ReAct: nothing answers an Action line; lesson
+        09's native reply must answer each of its calls, and says so in its own Reading)."""
         return []
 
 
@@ -115,8 +124,9 @@ def text_reading(step: int, reply: ChatResult, parsed: ParsedStep, lang: str) ->
     elif action is not None:
         reading.actions, reading.ready = [action], [None]
     elif reply.tool_calls:
-        # The API's tool_calls field, not text: this loop reads only "Action:" lines, and any prose beside the
-        # calls is the model's preamble to them, not its answer.
+        # The API's tool_calls field, not text (lesson 09 reads it): this text agent never sends `tools`, but a
+        # server or proxy may add them. This loop reads only "Action:" lines, and any prose beside the calls is
+        # the model's preamble to them, not its answer.
         reading.ending = Stopped(step, "native_tool_calls", EMPTY_REPLY[lang], detail=_native_calls_detail(reply))
     elif not reply.text.strip():
         reading.ending = Stopped(step, "empty_reply", EMPTY_REPLY[lang], detail="the model sent an empty reply")

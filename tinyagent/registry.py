@@ -95,7 +95,9 @@ class ToolRegistry:
                 error_observation(f"unknown tool: {name}", available_tools=self.names), error=True
             )
         tool_input = action.tool_input
-        if not isinstance(tool_input, str):  # a JSON value (a native call's argument), not text: its JSON text
+        # Lesson 05's parser always gives text. An Action built from a JSON value instead (lesson 09's native calls
+        # give their arguments as JSON: a number, an object) runs on its JSON text rather than crashing the registry.
+        if not isinstance(tool_input, str):
             try:
                 tool_input = "" if tool_input is None else json.dumps(tool_input, ensure_ascii=False, default=str)
             # A value JSON cannot spell (a number of 5000 digits, a tuple as a key, a dict that holds itself) is the

@@ -10,9 +10,12 @@ Markdown code fence (```json ... ```): `without_fence` takes it off, for the sho
 a tool's input after them.
 
 `parameters` is the JSON Schema of the tool's arguments (an object schema), or None for a tool that takes
-one free-text input, as its description says. `@tool` (typed_tool.py) builds it from type hints; a
-hand-written tool may set it by hand. It is what native function calling sends, and how a tool's input
-is shown in the prompt (tool_rendering.py).
+one free-text input, as its description says. Lesson 07's `@tool` (toolkit/typed_tool.py) builds it from type
+hints; a hand-written tool may set it by hand. It is how a tool's input is shown in the prompt (lesson 07's
+protocols/tool_rendering.py), and what lesson 09's native function calling sends.
+
+`read_only` is for lesson 22's tree search (architectures/tree_search.py), which may run a look-up on a path it is
+only exploring; lesson 24's MCP server and client pass it on as the `readOnlyHint`.
 """
 
 from __future__ import annotations
@@ -42,8 +45,9 @@ class Tool(ABC):
     descriptions: Mapping[str, str] = MappingProxyType({})
     # The JSON Schema of the arguments, or None: one free-text input (see the module docstring).
     parameters: Mapping[str, Any] | None = None
-    # True only for a tool that changes nothing (a look-up): a part that looks ahead before it commits may run such a
-    # tool on a path it is only exploring; every other tool waits until the step is taken. False unless a tool says so.
+    # True only for a tool that changes nothing (a look-up): a part that looks ahead before it commits (lesson 22's
+    # tree search) may run such a tool on a path it is only exploring; every other tool waits until the step is taken.
+    # False unless a tool says so.
     read_only: bool = False
 
     @abstractmethod

@@ -16,7 +16,8 @@ from tinyagent.events import Event, Final, LlmCall, Stopped, ToolCall, event_fro
 from tinyagent.prompts import check_language
 from tinyagent.safe_text import terminal_text
 
-# A round's heading; several agents in one trace each number their own rounds.
+# A round's heading. "agent" is for a trace several agents share (lesson 21's team, `Event.agent`): each numbers its
+# own rounds, and the heading names the agent; a single agent's trace, every lesson's before 21, uses "one".
 ROUND = {
     "en": {"one": "===== Round {n} =====", "agent": "===== Round {n} · {agent} ====="},
     "zh": {"one": "===== 第 {n} 圈 =====", "agent": "===== 第 {n} 圈 · {agent} ====="},
