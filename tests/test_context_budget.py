@@ -20,8 +20,14 @@ from tinyagent import (
     Stopped,
     fixed_clock,
 )
-from tinyagent.errors import ContextBudgetError, TinyAgentError
-from tinyagent.memory.context_budget import BudgetedRequest, ContextBudget, called_tools, request_tokens
+from tinyagent.errors import TinyAgentError
+from tinyagent.memory.context_budget import (
+    BudgetedRequest,
+    ContextBudget,
+    ContextBudgetError,
+    called_tools,
+    request_tokens,
+)
 from tinyagent.memory.observation_folding import ids_and_numbers, is_folded
 from tinyagent.memory.plain_turns import next_history, run_turns
 from tinyagent.memory.tool_filter import ToolFilter
@@ -234,6 +240,14 @@ def test_a_request_that_cannot_fit_is_an_error_that_names_its_sizes():
     assert "the request " in message and "over the context budget of 300" in message
     assert token_counter().name in message
     assert isinstance(caught.value, TinyAgentError)
+
+
+def test_the_budgets_error_lives_in_lesson_13s_module_not_in_lesson_03s_errors():
+    # It sat in errors.py, the module lesson 03 builds: its answer key held a lesson 13 error no lesson before 13 knows.
+    import tinyagent.errors
+
+    assert ContextBudgetError.__module__ == "tinyagent.memory.context_budget"
+    assert not hasattr(tinyagent.errors, "ContextBudgetError")
 
 
 def test_the_agent_stops_with_context_budget_and_never_sends_an_oversized_request(llm):

@@ -4235,8 +4235,7 @@ def split_turns(messages, starts_a_turn=_a_request):
 def trim_to_budget_with(split=split_turns, drop=lambda turns: turns[1:], count=None, fits=operator.le):
     """The solution of 13's exercise 2, with each piece a wrong answer swaps given: how the conversation is cut into
     turns, which turns a trim drops, how a request's tokens are counted (None: request_tokens) and when it fits."""
-    from tinyagent.errors import ContextBudgetError
-    from tinyagent.memory.context_budget import request_tokens
+    from tinyagent.memory.context_budget import ContextBudgetError, request_tokens
 
     def trim_to_budget(messages, budget):
         system, *earlier, request = messages
@@ -4255,8 +4254,7 @@ trim_to_budget = trim_to_budget_with()  # the solution of exercise 2, as it is
 
 
 def test_13_trim_to_budget():
-    from tinyagent.errors import ContextBudgetError
-    from tinyagent.memory.context_budget import request_tokens
+    from tinyagent.memory.context_budget import ContextBudgetError, request_tokens
 
     assert passes(check_trim_to_budget, trim_to_budget)
 
@@ -4273,7 +4271,7 @@ def test_13_trim_to_budget():
 
     # it said "expected ContextBudgetError, it raised ContextBudgetError: ..." (the tenth audit)
     fails(check_trim_to_budget, raises_its_own,
-          says="it raised a ContextBudgetError of its own: raise the one from tinyagent.errors (import it)")
+          says="it raised a ContextBudgetError of its own: raise the one from tinyagent.memory.context_budget (import it)")
 
     def message_by_message(messages, budget):  # drops single messages: an Observation loses its Action
         system, *earlier, request = messages
@@ -4379,8 +4377,7 @@ def test_13_trim_to_budget():
 
 
 def test_13_wrong_answers_by_kind():
-    from tinyagent.errors import ContextBudgetError
-    from tinyagent.memory.context_budget import request_tokens
+    from tinyagent.memory.context_budget import ContextBudgetError, request_tokens
 
     # Exercise 1. "changes what it was given" does not apply: the answer is given a str, which cannot change.
     def fold_with(text, pick_latest=None, dumps=to_json):  # the solution, with one piece swapped

@@ -6,7 +6,7 @@ server's reply pass it through `redact()` first, because some servers echo the r
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 
 class TinyAgentError(Exception):
@@ -143,14 +143,3 @@ def redact_json(value: Any, secret: str | None) -> Any:
         return fields
     return value
 
-
-class ContextBudgetError(TinyAgentError):
-    """Lesson 13: even the smallest request the conversation allows is over the context budget (the
-    message says how big it is, and of what). The agent ends the run with Stopped("context_budget") and this
-    polite answer (loop_parts.stopped_on_error reads both)."""
-
-    stop_reason: ClassVar[str] = "context_budget"
-    answer: ClassVar[dict[str, str]] = {
-        "en": "Sorry, this conversation has grown too long for me to follow. Please start a new one.",
-        "zh": "抱歉，这段对话太长了，我已经跟不上了。请开始一段新的对话。",
-    }

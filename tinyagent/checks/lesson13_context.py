@@ -13,8 +13,7 @@ from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
-from tinyagent.errors import ContextBudgetError
-from tinyagent.memory.context_budget import request_tokens
+from tinyagent.memory.context_budget import ContextBudgetError, request_tokens
 
 
 def _compact(value: Any) -> str:

@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from tinyagent.errors import ContextBudgetError
+from tinyagent.errors import TinyAgentError
 from tinyagent.memory.observation_folding import fold_observation
 from tinyagent.memory.tool_filter import ToolFilter, ToolSelection
 from tinyagent.number_checks import check_whole
@@ -63,6 +63,18 @@ from tinyagent.registry import ToolRegistry
 OBSERVATION_PREFIX = "Observation:"
 
 __all__ = ["BudgetedRequest", "ContextBudget", "ContextBudgetError", "FittedRequest", "called_tools", "request_tokens"]
+
+
+class ContextBudgetError(TinyAgentError):
+    """Even the smallest request the conversation allows is over the context budget (the message says how big it
+    is, and of what). The agent ends the run with Stopped("context_budget") and this polite answer: lesson 06's
+    loop_parts.stopped_on_error reads both from any error that has them."""
+
+    stop_reason: ClassVar[str] = "context_budget"
+    answer: ClassVar[dict[str, str]] = {
+        "en": "Sorry, this conversation has grown too long for me to follow. Please start a new one.",
+        "zh": "抱歉，这段对话太长了，我已经跟不上了。请开始一段新的对话。",
+    }
 
 
 @dataclass(frozen=True)
