@@ -14,8 +14,8 @@ oldest first, one message or turn at a time:
   0. tools: with a `tool_filter`, only the tools relevant to the request are offered (tool_filter.py), and
      the system prompt is rebuilt with that list (function calling: the `tools` field holds only them);
   1. fold the Observations of earlier turns into short summaries (observation_folding.py); one wrapped in a
-     tag of its own (`<data ...>` on its first line, `</data>` on its last) keeps the tag, and what is inside
-     it is folded;
+     tag of its own (`<data ...>` on its first line, `</data>` on its last, as lesson 25's FencedData marks a
+     tool's result) keeps the tag, and what is inside it is folded;
   2. shorten earlier turns to the customer's request and the answer (their Thoughts, Actions and
      Observations go);
   3. drop earlier turns;
@@ -216,11 +216,13 @@ class BudgetedRequest:
 
     The run's message list stays whole; each fitted request is kept in `fits`, request by request (the run's own
     part: `run.parts.request.fits`). A request that cannot fit raises ContextBudgetError, which ends the run with
-    Stopped("context_budget"). List it after the other request parts (`parts=[FencedData(), BudgetedRequest(b)]`):
-    it fits what they built; a request part listed after it would change the request once it was fitted (a fence
-    adds characters the budget never counted), so the agent refuses one. The current turn starts at the run's
-    question, found in what they built: they may add messages before it and change messages in place, and leave the
-    question as the customer wrote it."""
+    Stopped("context_budget"). List it after the other request parts (lesson 25's fence:
+    `parts=[FencedData(), BudgetedRequest(b)]`): it fits what they built; a request part listed after it would
+    change the request once it was fitted (a fence adds characters the budget never counted), so the agent refuses
+    one. The current turn starts at the run's question, found in what they built: they may add messages before it
+    (lesson 23's WithExample adds an example exchange) and change messages in place, and leave the question as the
+    customer wrote it. A part before it may offer fewer tools than the agent has (lesson 25's OfferOnly): the
+    filter chooses among those (`offered_tools`)."""
 
     slot: ClassVar[str] = "request"
     outermost: ClassVar[bool] = True  # what it fitted goes out as it is: no request part may wrap it (loop_parts.py)
@@ -262,7 +264,7 @@ class BudgetedRequest:
 
 def offered_tools(run: Any, options: dict) -> ToolRegistry:
     """The tools the wrapped part offers, among which the filter chooses: a part before this one may offer fewer
-    than the agent has, and the filter must never add one back. In function calling they are the request's `tools`;
+    than the agent has (lesson 25's OfferOnly), and the filter must never add one back. In function calling they are the request's `tools`;
     a text prompt whose tool list another part narrowed is left as it was built, so the agent's are given."""
     if "tools" not in options:
         return run.agent.tools
@@ -272,7 +274,7 @@ def offered_tools(run: Any, options: dict) -> ToolRegistry:
 
 def narrowed_prompt(run: Any, messages: list[dict], tools: Any) -> str:
     """The system prompt of `messages` with its tool list narrowed to `tools`, where the list stands: a rule another
-    part added to the prompt stays."""
+    part added to the prompt (lesson 25's FencedData) stays."""
     whole, built = run.agent.prompt_for(run.lang), str(messages[0].get("content") or "") if messages else ""
     prompt = run.agent.prompt_for(run.lang, tools)
     return built.replace(whole, prompt, 1) if whole in built else prompt
@@ -441,7 +443,8 @@ def _fold(message: dict) -> dict | None:
 
 
 # A tool result wrapped in a tag of its own, the opening tag on the first line and the closing one on the last, as
-# prompts often mark what is data: the tag says what the text is, so it stays whole, and the text inside is folded.
+# prompts often mark what is data (lesson 25's FencedData does): the tag says what the text is, so it stays whole,
+# and the text inside is folded.
 _WRAPPED = re.compile(r"(<([A-Za-z][\w-]*)[^<>\n]*>\n)(.*)(\n</\2>)", re.DOTALL)
 
 

@@ -1,5 +1,9 @@
 """What a run changed, read from its trace: the calls of tools that change something (a refund) that worked.
 
+No lesson builds this module; several use it. Lesson 12's Session is the first (`Session.ask` says a stopped run's
+changes after its canned answer, and keeps them in the Turn); lessons 15 (the approval panel), 17 (the re-planner and
+the reflection), 19 (the service), 21 (the triage) and the command line say them the same way.
+
 A run's answer is the model's own report of what it did, unless the run stopped without one (lesson 06's `Stopped`:
 the step cap, the model failing on its next call, lesson 13's context budget), or was stopped from outside (a Ctrl-C,
 lesson 19's service told to stop or its client gone). Its answer is then the loop's canned sentence ("Sorry, I could
@@ -12,9 +16,11 @@ composer and triage of lessons 17 and 21) says the changes after it:
                                        each: "applyRefund {...} -> {...}"
     calls_cut_short(trace, guards)     each call of such a tool with no result, for a run a Ctrl-C stopped inside
                                        the call: it may have made its change
-    writes_in(tools)                   the guards when no gate names them: every tool of a registry not `read_only`
+    writes_in(tools)                   the guards when no gate names them (lesson 15's gate does): every tool of a
+                                       registry not `read_only` (tools.Tool: a look-up that changes nothing)
     canned(trace)                      whether the answer is the loop's words for a stop, not the model's
-    said_after_stop(answer, changes, trace)  said_after under SAID (after canned words) or MADE (after a closing reply)
+    said_after_stop(answer, changes, trace)  said_after under SAID (after canned words) or MADE (after lesson 10's
+                                       closing reply)
     said_after(answer, changes, lang)  the answer with those changes after it, under SAID in the run's language
 
 A change is counted from the trace, where the tool's own result says it happened; the shop is not read again. A call
@@ -61,7 +67,7 @@ def calls_cut_short(trace: Trace, guards: Callable[[str], bool]) -> list[str]:
     """Each call of a tool `guards` names that has no result in the trace, as one line: "applyRefund {...} ->
     (no result: the run stopped while it ran; it may have been made)", in the trace's language. For a run that
     ended inside a call (Ctrl-C or a `kill`, raised while the refund's write waited or had just committed): the shop
-    may hold its change while the trace does not. A run stopped between two events (the service's) has not started
+    may hold its change while the trace does not. A run stopped between two events (lesson 19's service's) has not started
     the calls it has no result for: it asks changes_made alone."""
     said = CUT_SHORT.get(trace.lang, CUT_SHORT["en"])
     room = MAX_CHANGE_CHARS - len(said) - len(" -> ")  # the call is shortened, never the words that it may be made
@@ -113,20 +119,21 @@ def shortened(line: str, limit: int) -> str:
 def writes_in(tools: Any) -> Callable[[str], bool]:
     """For changes_made: a tool name is a change unless `tools` (a ToolRegistry) marks its tool `read_only`; a name
     it does not know counts, so an unknown tool that ran is never left unsaid (`ask`, a Session and lessons 17 and 21
-    count this way: they have no gate that names the tools)."""
+    count this way: they have no gate that names the tools, as lesson 15's does)."""
     return lambda name: not getattr(tools.get(name), "read_only", False)
 
 
 def canned(trace: Trace) -> bool:
     """Whether the run's answer is the loop's own words for a stop (its trace ends with `Stopped`), not the
-    model's: a stop with a closing call ends with the model's `Final`, which reports what was done itself."""
+    model's: a stop with a closing call (lesson 10) ends with the model's `Final`, which reports what was done
+    itself."""
     return isinstance(trace.end, Stopped)
 
 
 def said_after_stop(answer: str, changes: list[str], trace: Trace) -> str:
     """The answer of a run a stop ended, with its changes after it: under SAID after the loop's canned sentence, which
-    knows nothing of them, under MADE after a closing reply (the model's best answer at a limit), which may leave
-    them out."""
+    knows nothing of them, under MADE after a closing reply (lesson 10: the model's best answer at a limit), which
+    may leave them out."""
     return said_after(answer, changes, trace.lang, SAID if canned(trace) else MADE)
 
 

@@ -20,10 +20,12 @@ The agent stays as it is: a run is `agent.run(question, history=messages)` (any 
 the run's final answer, plus figures. The run's inner rounds (Thought, Action, Observation) are not kept: the
 next run sees the earlier turns as plain user/assistant messages, as a chat app shows them. So a later turn
 that needs an earlier tool result (a tracking number) must find it in an earlier answer, or call the tool
-again. A run that stopped without an answer of its own (the step cap, the model failing, lesson 13's budget)
+again. A run that stopped without an answer of its own (lesson 06's step cap, the model failing, lesson 13's budget)
 answers with the loop's canned sentence: what it had changed by then (a refund written: run_changes.py) is
 said after that sentence, in the answer `ask` returns and in the answer the Turn keeps, so neither the caller
-nor the next run is told less than was done. The memory strategy (session_memory.py) decides how much of
+nor the next run is told less than was done. After lesson 10's closing reply (the model's best answer at a limit)
+the changes are said too, as that reply may leave them out. Which tools change something: a team's own list
+(lesson 21), else every tool not marked `read_only` (tools.Tool). The memory strategy (session_memory.py) decides how much of
 the history each run is given.
 
 Messages given to a run, in order: recalled facts (a system message), then the memory's messages (a summary
@@ -218,7 +220,7 @@ class Session:
     def _with_changes_said(self, result: AgentResult) -> AgentResult:
         """`result`, whose answer, when a stop ended the run, is followed by what the run had changed before it:
         the loop's canned sentence knows nothing of a refund written a round earlier (SAID), and a stop's closing
-        reply, the model's best answer at a limit, may leave it out (MADE)."""
+        reply (lesson 10), the model's best answer at a limit, may leave it out (MADE)."""
         trace = result.trace
         # A run that ended on its own answered for itself; an answer other than the end's own words already says
         # the changes (lesson 19's service adds them to its runs' answers before this session keeps them).

@@ -373,7 +373,8 @@ class Shop:
 
     def get_order(self, order_id: str | int) -> dict | None:
         """The order as the queryOrder JSON shows it, or None if there is no such order. An order with a note
-        (`add_order_note`) shows it as "note"; one without shows no such key."""
+        (`add_order_note`, lesson 25) shows it as "note"; one without, every order before lesson 25, shows no such
+        key."""
         with self._reading():
             row = self._conn.execute(
                 "SELECT order_id, product, price, order_time, sign_time, status, tracking_no"

@@ -247,7 +247,8 @@ class ConfirmationGate:
 
     def request_for(self, action: Action, step: int, run: Any = None) -> ApprovalRequest:
         """What a person is asked about `action`: the tool, its input and a summary in words. `run` is the run that
-        asks (None outside the loop); a gate that tells the person more overrides this (lesson 25's SourcedGate)."""
+        asks (None outside the loop): this gate does not read it; lesson 25's SourcedGate, which tells the person
+        where the call's values came from, overrides this and does."""
         name = action.tool_name.strip()
         text = action.tool_input if isinstance(action.tool_input, str) else str(action.tool_input)
         describe = self.describe.get(name)
@@ -374,7 +375,8 @@ class GatedAct:
 
     slot: ClassVar[str] = "act"
     # It settles calls in `__call__`, between a call's ToolCall and its run, and runs them with the inner part's
-    # `perform`: a part that settles calls too must be neither around it nor under it (`settling_part`).
+    # `perform`: a part that settles calls too must be neither around it nor under it (`settling_part`). In lesson 15
+    # that part is a second gate; lesson 21's HandoffAct settles calls too, and says so the same way.
     settles_calls: ClassVar[bool] = True
 
     def __init__(self, gate: ConfirmationGate, inner: Any = None):
@@ -424,7 +426,7 @@ class GatedAct:
 
 def settling_part(part: Any) -> Any | None:
     """The first part of an act part's chain (it, the part it wraps, and so on) that settles calls itself before
-    they run (its class says `settles_calls = True`, as GatedAct's does), or None. Such a part does its work in
+    they run (its class says `settles_calls = True`, as GatedAct's does, and lesson 21's HandoffAct's), or None. Such a part does its work in
     `__call__` and runs the calls with the `perform` of the part it wraps: one around another would skip the inner
     one's work."""
     while part is not None:

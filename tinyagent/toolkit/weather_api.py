@@ -15,7 +15,7 @@ fixed table of cities, and can be told to misbehave, which is the point of the l
                                   "wind": "east wind, force 2", "observed_at": "2026-06-30T19:00:00"}
                             404 {"error": "unknown city: ...", "known_cities": [...]}
                             400 {"error": "..."} without ?city=
-    GET /forecast?city=北京&date=2026-07-01
+    GET /forecast?city=北京&date=2026-07-01                 (lesson 21's reminder loop; lesson 15 never calls it)
                             200 {"city": "北京", "city_en": "Beijing", "date": "2026-07-01", "hours": [{"hour": "08:00",
                                   "condition": "cloudy", "condition_zh": "多云", "rain_chance_pct": 10}, ...]}
                                  (hour by hour, 08:00 to 21:00, for the service's today and tomorrow; lesson 21)
@@ -194,7 +194,7 @@ class _Handler(HeadCheckingHandler):
             return self._send(400, {"error": f"the request target {self.path[:80]!r} is not a URL it reads"})
         if url.path == "/health":
             return self._send(200, {"ok": True})
-        if url.path == "/forecast":
+        if url.path == "/forecast":  # lesson 21's route (FORECAST_HOURS); lesson 15's tool asks /weather only
             return self._forecast(parse_qs(url.query))
         if url.path != "/weather":
             return self._send(404, {"error": f"no such endpoint: {url.path[:80]}; try /weather?city=杭州"})
@@ -218,6 +218,7 @@ class _Handler(HeadCheckingHandler):
         return self._send(200, report)
 
     def _forecast(self, query: dict) -> None:
+        """GET /forecast, for lesson 21's reminder loop: a city's hours today or tomorrow (see `forecast`)."""
         city = find_city((query.get("city") or [""])[0])
         if city is None:
             return self._send(404, {"error": f"unknown city: {(query.get('city') or [''])[0][:40]}",
@@ -397,7 +398,8 @@ class WeatherService(BackgroundServer):
         return self.base_url + path
 
     def report(self, city: CityWeather) -> dict:
-        """What GET /weather answers for `city` (lesson 25's planted page changes it)."""
+        """What GET /weather answers for `city`. A hook for lesson 25: its planted page (defences/planting.py)
+        overrides it to put an instruction in the report."""
         return city.report(self.clock().isoformat(timespec="seconds"))
 
     # -- misbehaving on purpose ------------------------------------------------------------------
