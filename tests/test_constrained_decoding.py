@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinyagent import ChatResult, FunctionTool, ReActAgent, ToolRegistry, fixed_clock, parse_step, tool
-from tinyagent.checks.lesson07_tool_schemas import pickup_tool
 from tinyagent.errors import BadRequestError
 from tinyagent.protocols.constrained_decoding import (
     ConstrainedSend,
@@ -27,6 +26,7 @@ from tinyagent.protocols.constrained_decoding import (
 )
 from tinyagent.protocols.gbnf import GrammarError, literal, parse_grammar, rule_name
 from tinyagent.shop import Shop, shop_registry
+from tinyagent.toolkit.pickup import pickup_tool
 from tinyagent.toolkit.schema import example_arguments
 from tinyagent.toolkit.validation import problems_in
 

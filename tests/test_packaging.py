@@ -6,6 +6,7 @@ an import the package makes.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -315,6 +316,37 @@ def test_the_lesson_map_names_every_module_and_only_modules_that_exist():
                if p.name not in ("__init__.py", "__main__.py") and "__pycache__" not in p.parts}
     missing = sorted(m for m in modules if m not in named and not any(m.startswith(f) for f in folders))
     assert not missing, f"modules missing from the lesson map: {missing}"
+
+
+def test_the_classroom_and_the_shop_are_mapped_module_by_module():
+    """`classroom/` and `shop/` hold modules of many lessons (the classroom's Responses API is lesson 20's, the shop's
+    task set lesson 09's): named whole on rows 00 and 01, they put those modules on lessons that never explain them.
+    Each module is named itself, or a sub-folder of one lesson's that holds it (`shop/skills/`)."""
+    import re
+
+    package = ROOT / "tinyagent"
+    table = (package / "README.md").read_text(encoding="utf-8").split("## Lesson → modules", 1)[1]
+    named = set(re.findall(r"`([\w/]+(?:\.py|/))`", table.split("\n\n`tests/", 1)[0]))
+    assert not {"classroom/", "shop/"} & named
+    for folder in ("classroom", "shop"):
+        for path in (package / folder).rglob("*.py"):
+            module = str(path.relative_to(package))
+            if path.name == "__init__.py" or "__pycache__" in path.parts:
+                continue
+            assert module in named or any(module.startswith(f) for f in named if f.endswith("/")), module
+
+
+def test_no_lesson_takes_code_from_a_lessons_checks_module():
+    """An exercise check's module is no answer key: lesson 23 took lesson 07's schedulePickup from
+    tinyagent.checks.lesson07_tool_schemas, where a learner opening lesson 07's modules never finds it. What a lesson
+    uses lives in the package's modules (toolkit/pickup.py); a lesson imports a check from `tinyagent.checks`."""
+    import re
+
+    found = []
+    for path in sorted((ROOT / "notebooks").rglob("*.ipynb")):
+        text = "".join("".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"])
+        found += [(path.name, m) for m in re.findall(r"from tinyagent\.checks\.lesson\w+ import [^\n]+", text)]
+    assert not found, found
 
 
 # Lesson 06's files and the earlier lessons' files they stand on (errors.py: lesson 03's).

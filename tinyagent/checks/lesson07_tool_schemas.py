@@ -8,11 +8,14 @@ import random
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.reporting import _brief, _fail, _fresh_shop, _not_attempted, _passed, grades, shown
 from tinyagent.shop import Shop
+
+# The lesson's tool, for exercise 2; `tinyagent.checks` offers both names, as it did when they were defined here.
+from tinyagent.toolkit.pickup import Address, pickup_tool  # noqa: F401
 from tinyagent.toolkit.typed_tool import TypedTool, tool
 
 
@@ -268,7 +271,7 @@ def check_typed_logistics_tool(track_parcel: Any) -> None:
                              "refuses the rest before your function runs.")
 
 
-# The lesson's schedulePickup tool, as the lesson writes it: exercise 2 predicts its errors.
+# Inputs for the lesson's schedulePickup tool (toolkit/pickup.py): exercise 2 predicts its errors.
 PICKUP_INPUTS = (
     '{"order_id": "88231", "address": {"city": "上海", "street": "南京西路 1 号"}, "window": "morning"}',
     '{"order_id": "88231", "address": {"city": "上海"}}',
@@ -276,37 +279,6 @@ PICKUP_INPUTS = (
     '{"order_id": "88231", "address": {"city": "上海", "street": "南京西路 1 号"}, "items": ["扫地机", 2]}',
     '{"order": "88231", "address": {"city": "上海", "street": "南京西路 1 号"}}',
 )
-
-
-@dataclass
-class Address:
-    """Where the courier collects the parcel.
-
-    Args:
-        city: the city, e.g. 上海
-        street: the street and number, e.g. 南京西路 1 号
-    """
-
-    city: str
-    street: str
-
-
-def pickup_tool():
-    """The lesson's `schedulePickup`: a nested dataclass, a Literal, a list. Returns what it would book."""
-    @tool(name="schedulePickup")
-    def schedule_pickup(order_id: str, address: Address, window: Literal["morning", "afternoon"] = "morning",
-                        items: tuple[str, ...] = ()) -> dict:
-        """Book a courier to collect a return.
-
-        Args:
-            order_id: the order id, e.g. 88231
-            address: where the courier collects the parcel
-            window: the half of the day the courier comes
-            items: what goes back, if not the whole order
-        """
-        return {"orderId": order_id, "city": address.city, "window": window, "items": items}
-
-    return schedule_pickup
 
 
 @grades("Exercise 2", spec=Spec(fixed=(

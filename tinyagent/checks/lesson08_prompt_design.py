@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.lesson07_tool_schemas import pickup_tool
 from tinyagent.checks.reporting import (
     _brief,
     _fail,
@@ -25,6 +24,7 @@ from tinyagent.protocols.prompt_variants import VARIANTS
 from tinyagent.protocols.token_count import token_counter
 from tinyagent.registry import ToolRegistry
 from tinyagent.shop import shop_registry
+from tinyagent.toolkit.pickup import pickup_tool
 from tinyagent.tools import FunctionTool
 
 LEAN_SHARE = 0.75  # the lean prompt's budget: this share of the default prompt's tokens
