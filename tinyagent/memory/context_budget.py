@@ -242,10 +242,12 @@ class BudgetedRequest:
 
     def build(self, run: Any, closing: bool = False) -> tuple[list[dict], dict]:
         messages, options = self.inner.build(run, closing)
-        # Found in what the wrapped part built: a part may have put messages before it (WithExample's example).
+        # Found in what the wrapped part built: a part may have put messages before it (lesson 23's WithExample puts an
+        # example exchange there).
         request_index = _question_index(messages, run.question)
         # Fewer tools are offered as the wrapped part offers tools: fewer `tools`, or a prompt rebuilt for them
-        # (unless the prompt is the caller's own, or a part before this one narrowed its tool list already).
+        # (unless the prompt is the caller's own, or a part before this one narrowed its tool list already: lesson
+        # 25's OfferOnly).
         if "tools" in options:
             rebuild = {"tool_specs": lambda tools: function_specs(tools, run.lang)}
         elif run.agent.system_prompt is None and run.agent.prompt_for(run.lang) in _text(messages[0].get("content")):

@@ -123,7 +123,8 @@ class NativeRequest:
     def build(self, run: Any, closing: bool = False) -> tuple[list[dict], dict]:
         if self._specs is None:
             self._specs = run.agent.tool_specs(run.lang)
-        # The conversation may hold tool calls: a closing call sends the tools they name, and forbids new calls.
+        # The conversation may hold tool calls: lesson 10's closing call sends the tools they name, and forbids new
+        # calls.
         choice = "none" if closing else self.tool_choice
         return run.messages, {"max_tokens": run.agent.max_tokens, "tools": self._specs, "tool_choice": choice}
 
