@@ -91,8 +91,8 @@ class RunOutcome:
                         outcome built by hand): an answer naming another refund id names a refund never written
     repaired_replies:   replies read only after a forgiving parser repaired them (lesson 11: its rule names the
                         repairs in parentheses, "action (Markdown around keys)")
-    replies_read:       False when the agent's own parser never saw the replies (a framework read them, and
-                        reports none it could not read): the format check then has nothing to go on
+    replies_read:       False when the agent's own parser never saw the replies (a framework read them, lesson
+                        20, and reports none it could not read): the format check then has nothing to go on
     replies:            the model's replies (None: not counted, as in an outcome built by hand); with none, the
                         format check has nothing to pass
     """
@@ -378,7 +378,7 @@ def check_format(outcome: RunOutcome) -> Check:
     if outcome.reason == "fallback":
         problems.append("the answer came as prose the fallback took, not as a Final Answer")
     fine = "every reply followed the protocol"
-    if not outcome.replies_read:
+    if not outcome.replies_read:  # a framework's agent (lesson 20) read the replies itself
         fine = "no unreadable reply reported (the replies were read by the framework, not checked here)"
     elif outcome.repaired_replies:
         n = outcome.repaired_replies
