@@ -1,6 +1,6 @@
 """Constrained decoding on the real local model (lesson 23): lesson 18's suite with and without a grammar.
 
-    .venv/bin/python benchmarks/constrained_decoding.py                          # the five variants, 22 tasks
+    .venv/bin/python benchmarks/constrained_decoding.py                          # the five variants, all 24 tasks
     .venv/bin/python benchmarks/constrained_decoding.py --names parcel --langs en --variants none conversation
 
 SmolLM2-135M through llama.cpp (tinyagent/local_model.py, started here with --threads, one by default),
