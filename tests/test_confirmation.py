@@ -27,6 +27,7 @@ from tinyagent import (
     fixed_clock,
     tool,
 )
+from tinyagent.defences.sourced_gate import SourcedGate
 from tinyagent.robustness.stop_rules import StopRules
 from tinyagent.shop import Shop, describe_refund, refund_gate, shop_registry
 from tinyagent.shop.tools import ApplyRefundTool
@@ -405,6 +406,22 @@ def test_a_refund_summary_says_what_would_happen():
             assert ApplyRefundTool(shop).invoke(refused).startswith('{"error"')
             said.encode("utf-8")  # a lone surrogate is shown escaped: the summary can be sent as UTF-8
         assert shop.refunds() == []
+
+
+def test_a_native_calls_json_value_is_shown_as_the_json_text_the_tool_reads():
+    # A native call's arguments can reach the gate as a JSON value (a dict): the person is shown the JSON text the
+    # registry hands the tool, not Python's str() of the dict ('orderId', True, None), which the summary could not read.
+    refund = Action("applyRefund", {"orderId": "88231", "reason": "不回充"})
+    odd = Action("applyRefund", {"orderId": "88231", "urgent": True, "note": None, "why": "坏了"})
+    with Shop(":memory:", clock=CLOCK) as shop:
+        assert describe_refund(shop, "en")(refund.tool_input).startswith("refund ¥1999 for order 88231")
+        for gate in (refund_gate(shop, "en"), SourcedGate(describe={"applyRefund": describe_refund(shop, "en")})):
+            request = gate.request_for(refund, 1)
+            assert request.input == '{"orderId": "88231", "reason": "不回充"}'
+            assert "refund ¥1999 for order 88231" in request.summary, request.summary
+        plain = ConfirmationGate().request_for(odd, 1)
+        assert plain.input == '{"orderId": "88231", "urgent": true, "note": null, "why": "坏了"}'
+        assert plain.summary == f"applyRefund({plain.input})"
 
 
 @pytest.mark.parametrize(("trick", "refused"), [

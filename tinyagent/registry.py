@@ -29,6 +29,16 @@ def error_observation(message: str, **details: object) -> str:
     return json.dumps({"error": message, **details}, ensure_ascii=False, separators=(",", ":"))
 
 
+def input_text(action: Action) -> str:
+    """The text the registry hands the tool for `action`: its input, or a JSON value's JSON text. Lesson 05's parser
+    always gives text; an Action built from a JSON value instead (lesson 09's native calls give their arguments as
+    JSON: a number, an object) runs on its JSON text, and whoever shows the call (lesson 15's confirmation gate) shows
+    that same text. Raises when JSON cannot write the value."""
+    if isinstance(action.tool_input, str):
+        return action.tool_input
+    return "" if action.tool_input is None else json.dumps(action.tool_input, ensure_ascii=False, default=str)
+
+
 class ToolRegistry:
     def __init__(self, tools: list[Tool] | tuple[Tool, ...] = ()):
         # A dict keeps insertion order, so the tool list in the prompt is the same on every run:
@@ -94,19 +104,15 @@ class ToolRegistry:
             return ToolResult(
                 error_observation(f"unknown tool: {name}", available_tools=self.names), error=True
             )
-        tool_input = action.tool_input
-        # Lesson 05's parser always gives text. An Action built from a JSON value instead (lesson 09's native calls
-        # give their arguments as JSON: a number, an object) runs on its JSON text rather than crashing the registry.
-        if not isinstance(tool_input, str):
-            try:
-                tool_input = "" if tool_input is None else json.dumps(tool_input, ensure_ascii=False, default=str)
-            # A value JSON cannot spell (a number of 5000 digits, a tuple as a key, a dict that holds itself) is the
-            # caller's mistake, told like a tool's: the loop goes on.
-            except Exception as exc:  # noqa: BLE001
-                return ToolResult(
-                    error_observation(f"the input for tool {name} cannot be written as JSON: {_describe(exc)}"),
-                    error=True,
-                )
+        try:
+            tool_input = input_text(action)
+        # A value JSON cannot spell (a number of 5000 digits, a tuple as a key, a dict that holds itself) is the
+        # caller's mistake, told like a tool's: the loop goes on.
+        except Exception as exc:  # noqa: BLE001
+            return ToolResult(
+                error_observation(f"the input for tool {name} cannot be written as JSON: {_describe(exc)}"),
+                error=True,
+            )
         tool_input = tool_input.strip()
         try:
             output = tool.invoke(tool_input)

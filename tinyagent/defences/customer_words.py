@@ -55,7 +55,7 @@ from tinyagent.architectures.reminder_loop import RECIPIENT
 from tinyagent.defences.planting import read_message_input
 from tinyagent.events import Event
 from tinyagent.protocols.constrained_decoding import id_shape
-from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+from tinyagent.registry import ToolRegistry, ToolResult, error_observation, input_text
 from tinyagent.shop.tools import read_refund_input
 from tinyagent.toolkit.confirmation import own_name
 from tinyagent.tools import Action
@@ -113,16 +113,9 @@ def words_like(text: str, example: str) -> list[str]:
     return list(dict.fromkeys(as_read(word) for word in found))
 
 
-def input_text(action: Action) -> str:
-    """The text the registry hands the tool for `action`: its input, or a JSON value's JSON text."""
-    if isinstance(action.tool_input, str):
-        return action.tool_input
-    return "" if action.tool_input is None else json.dumps(action.tool_input, ensure_ascii=False, default=str)
-
-
 def arguments_of(action: Action) -> dict:
     """The action's arguments: its input as a JSON object, or {"input": the text} when it is not one."""
-    text = action.tool_input if isinstance(action.tool_input, str) else json.dumps(action.tool_input)
+    text = input_text(action)
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):  # RecursionError: nested deeper than Python reads (the tool refuses it too)

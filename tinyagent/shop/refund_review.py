@@ -20,9 +20,11 @@ from typing import Any
 
 from tinyagent.memory.run_changes import shortened
 from tinyagent.prompts import check_language, detect_language
+from tinyagent.registry import input_text
 from tinyagent.shop.database import Shop
 from tinyagent.shop.tools import BadInput, read_refund_input
 from tinyagent.toolkit.confirmation import ConfirmationGate
+from tinyagent.tools import Action
 
 # The summary in the run's language, so a Chinese trace (and the approval panel) reads in one language.
 SUMMARIES = {
@@ -44,10 +46,13 @@ SUMMARIES = {
 
 
 def describe_refund(shop: Shop, lang: str | None = None) -> Callable[[str], str]:
-    """A `describe` function for applyRefund: its input text -> one line a person can judge, in `lang`
+    """A `describe` function for applyRefund: its input text (or a native call's JSON value) -> one line a person
+    can judge, in `lang`
     (default: the language of the input, which the model writes in the customer's language)."""
 
     def summary(text: str) -> str:
+        # A native call's arguments (a dict) as the JSON text applyRefund will be handed (registry.py's input_text).
+        text = input_text(Action("applyRefund", text))
         said = SUMMARIES[check_language(lang) if lang else detect_language(text)]
         try:
             order_id, reason = read_refund_input(text)

@@ -52,7 +52,7 @@ from typing import Any, ClassVar
 
 from tinyagent.events import Event, ToolCall, event_kind
 from tinyagent.number_checks import check_seconds
-from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+from tinyagent.registry import ToolRegistry, ToolResult, error_observation, input_text
 from tinyagent.safe_text import one_line
 from tinyagent.tools import Action
 
@@ -250,7 +250,7 @@ class ConfirmationGate:
         asks (None outside the loop): this gate does not read it; lesson 25's SourcedGate, which tells the person
         where the call's values came from, overrides this and does."""
         name = action.tool_name.strip()
-        text = action.tool_input if isinstance(action.tool_input, str) else str(action.tool_input)
+        text = input_text(action)  # a native call's JSON value as the JSON text the tool will read, not Python's str()
         describe = self.describe.get(name)
         summary = describe(text) if describe is not None else f"{name}({text})"
         # One line, shown as it is: a "\r" or an escape sequence in the model's words must not rewrite what the
