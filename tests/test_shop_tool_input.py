@@ -13,7 +13,7 @@ from tinyagent.shop import Shop, shop_registry
 
 NOW = "2026-06-30T19:05:23"
 BUSY = ("商店数据库正忙（另一个程序正在使用它），什么都没有改，请稍后再试（nothing was changed: the shop's database {path} is "
-        "busy (another program holds it locked): try again shortly）")
+        "busy (another program held it locked past 0.05 s): try again shortly）")
 
 
 @pytest.fixture
@@ -101,8 +101,8 @@ def test_a_refund_while_another_program_holds_the_database_says_it_is_busy_and_c
         assert call(shop_registry(shop), "applyRefund", '{"orderId": "88231", "reason": "质量问题"}')["success"]
 
 
-READ_BUSY = ("商店数据库正忙（另一个程序正在使用它），请稍后再试（the shop's database {path} is busy (another program holds "
-             "it locked): try again shortly）")
+READ_BUSY = ("商店数据库正忙（另一个程序正在使用它），请稍后再试（the shop's database {path} is busy (another program held "
+             "it locked past 0.05 s): try again shortly）")
 
 
 @pytest.mark.parametrize(("tool", "tool_input", "named"), [
@@ -141,7 +141,8 @@ def test_opening_a_shop_another_program_holds_locked_says_it_is_busy(tmp_path, m
     finally:
         other.execute("ROLLBACK")
         other.close()
-    assert str(refused.value) == f"the shop's database {path} is busy (another program holds it locked): try again shortly"
+    assert str(refused.value) == (f"the shop's database {path} is busy (another program held it locked past 0.05 s): "
+                                  "try again shortly")
     with Shop(path) as shop:
         assert shop.get_order("88231")["orderId"] == "88231"
 

@@ -117,7 +117,7 @@ class ReminderStore:
         self._lock = threading.Lock()  # one connection, used from the loop's and a gate's threads
         # Refused before anything is made (a blank path was a file named by spaces); on a failure, nothing is left
         # behind and one line says why (sqlite_files.store_opening).
-        with store_opening(self.path, NAMED, EXAMPLE, ReminderStoreError):
+        with store_opening(self.path, NAMED, EXAMPLE, ReminderStoreError, BUSY_TIMEOUT_SECONDS):
             # Always the file of that name, even "file:me.db?mode=memory", which SQLite would read as a URI and keep
             # in memory. Its busy timeout is one slice of a wait: self._waits waits the rest, and a stop ends it.
             self.conn = connect_file(self.path)
@@ -226,7 +226,7 @@ class ReminderStore:
         try:
             yield
         except sqlite3.Error as exc:
-            raise ReminderStoreError(f"{undone}: {why_unusable(self.path, exc, NAMED, EXAMPLE)}") from None
+            raise ReminderStoreError(f"{undone}: {why_unusable(self.path, exc, NAMED, EXAMPLE, self._waits.patience)}") from None
 
     def close(self) -> None:
         self.conn.close()

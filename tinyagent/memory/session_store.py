@@ -272,7 +272,7 @@ class SqliteSessionStore(SessionStore):
             )
         # Refused before anything is made (a blank path was a file named by spaces); on a failure, nothing is left
         # behind and one line says why (sqlite_files.store_opening).
-        with store_opening(self.path, NAMED, EXAMPLE, SessionStoreError):
+        with store_opening(self.path, NAMED, EXAMPLE, SessionStoreError, BUSY_TIMEOUT_SECONDS):
             # Always the file of that name, even "file:x.db?mode=memory"; transactions are ours (BEGIN IMMEDIATE); the
             # busy timeout is one slice of a wait: self._waits waits the rest, and a stop ends it (sqlite_files.py).
             self._conn = connect_file(self.path)
@@ -309,7 +309,7 @@ class SqliteSessionStore(SessionStore):
         try:
             yield
         except sqlite3.Error as exc:
-            raise SessionStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from None
+            raise SessionStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE, self._waits.patience)) from None
 
     def close(self) -> None:
         with self._lock:

@@ -3,8 +3,8 @@ shop, the session store, the user facts and lesson 21's outbox share.
 
     conn = connect_file("sessions.db")        # always the file of that name (":memory:": a database in memory)
     foreign_tables(conn, columns_of(SCHEMA))   # the tables another program made: a store refuses such a file
-    why_unusable(path, exc, "the session store", "sessions.db")   # the one line a store's error says
-    with store_opening("sessions.db", "the session store", "sessions.db", SessionStoreError):
+    why_unusable(path, exc, "the session store", "sessions.db", 30)   # the one line a store's error says
+    with store_opening("sessions.db", "the session store", "sessions.db", SessionStoreError, 30):
         conn = connect_file("sessions.db")     # refused first if it can be no file; on failure nothing is left behind
 
 This Python's SQLite reads a name that starts with "file:" as a URI even when asked not to: a store named
@@ -96,14 +96,15 @@ def why_not_ours(conn: sqlite3.Connection, ours: dict[str, set[str]], path: str,
             f"new file name, or one made for {kept}")
 
 
-def why_unusable(path: str, exc: BaseException, what: str, example: str) -> str:
+def why_unusable(path: str, exc: BaseException, what: str, example: str, waited: float | None = None) -> str:
     """One line for a store's own error when opening its file, or a statement on it, failed with `exc` (an
     sqlite3.Error or an OSError): what is wrong with the file, naming the store (`what`: "the session store") and
-    `path`, and what to do. `example` is the file name it suggests ("sessions.db")."""
+    `path`, and what to do. `example` is the file name it suggests ("sessions.db"); `waited`, the seconds the store
+    waits for another program's lock (its `LockWait`'s patience), which a busy file's line says."""
     if isinstance(exc, sqlite3.Error) and was_moved(exc):  # before a look at the path: another file may be there now
         return f"{what} {path} was moved or deleted since it was opened: restart the program to open it again"
     try:
-        said = why_not_a_file(path, what, example) or _sqlite_says(path, exc, what)
+        said = why_not_a_file(path, what, example) or _sqlite_says(path, exc, what, waited)
         if said:
             return said
         if isinstance(exc, sqlite3.Error) and _code(exc) != SQLITE_CANTOPEN:
@@ -130,11 +131,12 @@ def why_not_a_file(path: str, what: str, example: str) -> str | None:
 
 
 @contextlib.contextmanager
-def store_opening(path: str, what: str, example: str, error: type[Exception]) -> Iterator[None]:
+def store_opening(path: str, what: str, example: str, error: type[Exception],
+                  waited: float | None = None) -> Iterator[None]:
     """Around a store's opening of its file `path`: a path that can never be one (why_not_a_file) is refused before
     anything is made, the folders it lacks are made, and a failure leaves nothing behind (left_as_found) and is said
-    in one line (why_unusable), each as `error`, the store's own. `what` and `example` are the store's words for
-    why_unusable. Raised inside, the store's own `error` goes on as it is."""
+    in one line (why_unusable), each as `error`, the store's own. `what`, `example` and `waited` are the store's
+    words for why_unusable. Raised inside, the store's own `error` goes on as it is."""
     try:
         refusal = why_not_a_file(path, what, example)
         if refusal:
@@ -142,7 +144,7 @@ def store_opening(path: str, what: str, example: str, error: type[Exception]) ->
         with left_as_found(path):
             yield
     except (sqlite3.Error, OSError) as exc:
-        raise error(why_unusable(path, exc, what, example)) from None
+        raise error(why_unusable(path, exc, what, example, waited)) from None
 
 
 @contextlib.contextmanager
@@ -199,12 +201,13 @@ def _code(exc: sqlite3.Error) -> int:
     return getattr(exc, "sqlite_errorcode", 0) & 0xFF
 
 
-def _sqlite_says(path: str, exc: BaseException, what: str) -> str | None:
+def _sqlite_says(path: str, exc: BaseException, what: str, waited: float | None) -> str | None:
     """What SQLite's error code says of the file, for the codes that say it alone; None for the others."""
     if not isinstance(exc, sqlite3.Error):
         return None
-    if is_busy(exc):
-        return f"{what} {path} is busy (another program holds it locked): try again shortly"
+    if is_busy(exc):  # how long it waited, when known: a person can tell a moment's lock from one held for good
+        held = "holds it locked" if waited is None else f"held it locked past {waited:g} s"
+        return f"{what} {path} is busy (another program {held}): try again shortly"
     if _code(exc) == SQLITE_FULL:  # the disk, or PRAGMA max_page_count: SQLite has rolled the write back
         return f"{what} {path} could not be written ({first_line(exc)}): make room on its disk, then try again"
     if _code(exc) == SQLITE_IOERR:

@@ -78,6 +78,12 @@ class LockWait:
                 if not is_busy(exc) or self._stopped.is_set() or time.monotonic() >= give_up_at:
                     raise
 
+    @property
+    def patience(self) -> float | None:
+        """The seconds a statement waits for another program's lock, which a busy file's error says
+        (sqlite_files.why_unusable); None once `stop_waiting()` has cut the waits short: it waited no such time."""
+        return None if self._stopped.is_set() else self._patience()
+
     def stop_waiting(self) -> None:
         """The program is stopping: a statement waiting for the lock gives up within BUSY_SLICE_SECONDS, and so
         does every later one. Call it from any thread (a signal's handler, a server's stop): it takes no lock."""

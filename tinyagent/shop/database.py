@@ -213,7 +213,7 @@ class Shop:
                     raise
         except (sqlite3.Error, OSError, ShopReadOnlyError) as exc:  # the others say why already (busy, a write failed)
             cause = exc.__cause__ or exc  # a ShopReadOnlyError's SQLite error, said as a start's failure
-            raise ShopDatabaseError(why_unusable(self.path, cause, NAMED, EXAMPLE)) from exc
+            raise ShopDatabaseError(why_unusable(self.path, cause, NAMED, EXAMPLE, BUSY_TIMEOUT_SECONDS)) from exc
 
     def _open_file(self) -> sqlite3.Connection:
         path = Path(self.path)
@@ -314,7 +314,7 @@ class Shop:
                 yield
         except sqlite3.OperationalError as exc:
             # In Chinese for the customer's agent, then the words every store says it in (sqlite_files.why_unusable).
-            why = why_unusable(self.path, exc, NAMED, EXAMPLE)
+            why = why_unusable(self.path, exc, NAMED, EXAMPLE, self._waits.patience)
             if was_moved(exc):  # SQLite says "read-only", and people looked at the file's permissions
                 raise ShopWriteError(f"商店数据库文件在打开之后被移走或删除了，什么都没有改，请重新启动程序（nothing was "
                                      f"changed: {why}）") from exc
@@ -343,7 +343,7 @@ class Shop:
             except sqlite3.OperationalError as exc:
                 if is_busy(exc):
                     raise ShopBusyError(f"商店数据库正忙（另一个程序正在使用它），请稍后再试"
-                                        f"（{why_unusable(self.path, exc, NAMED, EXAMPLE)}）") from exc
+                                        f"（{why_unusable(self.path, exc, NAMED, EXAMPLE, self._waits.patience)}）") from exc
                 raise
 
     @contextmanager
