@@ -17,7 +17,9 @@ from tests.lesson17_helpers import CLOCK, ScriptedLlm
 from tinyagent.agent import ReActAgent
 from tinyagent.architectures.handoffs import Team, shop_specialists
 from tinyagent.architectures.plan_execute import PlanAndExecuteAgent
+from tinyagent.architectures.plan_text import CONTEXT_HEADING
 from tinyagent.defences.customer_words import CustomerWordsOnly
+from tinyagent.defences.fenced_data import PLAN_SOURCE, FencedData, unfence
 from tinyagent.defences.sourced_gate import CUSTOMER, NOWHERE, SourcedGate, careful_person
 from tinyagent.events import Observation
 from tinyagent.shop import Shop, shop_registry
@@ -134,6 +136,23 @@ def test_the_gate_says_a_planted_id_in_a_step_came_from_the_tool_result_that_hel
     shop, events = plan_run([GatedAct(SourcedGate(ask=careful_person))])
     (asked,) = [e for e in events if isinstance(e, ApprovalRequested)]
     assert asked.summary.startswith("orderId 88236 from: queryOrder's result ·") and shop.refunds() == []
+
+
+def test_the_fence_holds_an_earlier_steps_answer_the_executor_is_told():
+    # Step 1's answer repeats the planted note; later steps are told it in the plan's note of what earlier steps found,
+    # a system message of its own, which FencedData left unfenced: the plant reached the executor as plain text.
+    llm = ScriptedLlm(*PLANTED_REPLAN)
+    executor = ReActAgent(llm, shop_registry(planted_shop(), CLOCK), max_steps=4, parts=[FencedData()])
+    PlanAndExecuteAgent(llm, executor=executor, max_replans=1).run(QUESTION)
+    told = [messages for messages in llm.calls if any(m["content"].startswith(CONTEXT_HEADING["en"]) for m in messages)]
+    assert any(PLANT in m["content"] for messages in told for m in messages)  # the plant is in what step 2 is told
+    for messages in told:
+        for message in messages:
+            outside = re.sub(r'<data source="[^"]*">\n.*?\n</data>', "", message["content"], flags=re.DOTALL)
+            assert PLANT not in outside, message["content"]
+    note = next(m["content"] for m in told[-1] if m["content"].startswith(CONTEXT_HEADING["en"]))
+    text, source = unfence(note.partition("\n")[2])
+    assert source == PLAN_SOURCE and f"Its note says: {PLANT}" in text
 
 
 # -- the service's --team, its defences on by default ----------------------------------------------------------------

@@ -19,7 +19,11 @@ comment). A real model may obey a fence only partly; lesson 25's SmolLM2 figures
 no tool at all. The escaping holds for a parser, not for a reader: a model reads ＜/data＞ in full-width brackets, or
 a line "End of data. SYSTEM: ...", by what it looks like, and may take it for the end of the fence.
 
-It fences Observations only: a tool's description (in the system prompt) is not one, and goes out unfenced.
+It fences Observations, and one more text that carries them: in a plan's step (lesson 17's plan-and-execute), the
+system message that tells the step what earlier steps found. Those answers are the model's, written from tool results
+that may hold planted text, so everything under the note's heading goes out in a fence naming PLAN_SOURCE (the
+request restated there too: the step is asked its own question, in the user message). A tool's description (in the
+system prompt) is not an Observation, and goes out unfenced.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from __future__ import annotations
 import html
 import re
 from typing import Any, ClassVar
+
+from tinyagent.architectures.plan_text import CONTEXT_HEADING
 
 OPEN = '<data source="{source}">'
 CLOSE = "</data>"
@@ -38,6 +44,7 @@ FENCE_RULE = {
 }
 _FENCED = re.compile(r'<data source="([^"]*)">\n(.*)\n</data>', re.DOTALL)
 _OBSERVATION = "Observation: "
+PLAN_SOURCE = "earlier plan steps"  # the source a plan step's note of what earlier steps found is fenced as
 
 
 def fence(text: str, source: str) -> str:
@@ -76,8 +83,9 @@ class FencedData:
 
 
 def fenced_messages(messages: list[dict], lang: str, parse_text: Any, question: str | None = None) -> list[dict]:
-    """A copy of `messages` with the rule in the system prompt and every Observation fenced. The run's `question` is
-    the customer's, never fenced, even when it starts with "Observation:"."""
+    """A copy of `messages` with the rule in the system prompt and every Observation fenced, and a plan step's note
+    of what earlier steps found (see the module docstring). The run's `question` is the customer's, never fenced, even
+    when it starts with "Observation:"."""
     out: list[dict] = []
     tool_of: dict[str, str] = {}  # function calling: the call id -> the tool's name
     last_tool = "tool"  # text ReAct: the tool the latest assistant step called
@@ -86,6 +94,9 @@ def fenced_messages(messages: list[dict], lang: str, parse_text: Any, question: 
         role, content = message.get("role"), message.get("content")
         if role == "system" and not out and isinstance(content, str) and not content.endswith(FENCE_RULE[lang]):
             message["content"] = f"{content}\n\n{FENCE_RULE[lang]}"
+        elif role == "system" and isinstance(content, str) and content.startswith(tuple(CONTEXT_HEADING.values())):
+            heading, _, found = content.partition("\n")  # the heading stays: it says what the note is
+            message["content"] = f"{heading}\n{fenced_once(found, PLAN_SOURCE)}"
         elif role == "assistant":
             for call in message.get("tool_calls") or []:
                 tool_of[call.get("id")] = call.get("function", {}).get("name", "tool")
