@@ -205,7 +205,8 @@ class LlmClient:
     conversation read so far (`cache_prompt`: a call reads only the new end of the prompt), and a request for one
     step (one with `stop`) is capped at STEP_MAX_TOKENS, or `max_tokens` if lower (a client made with
     `max_tokens=None` sends no cap), unless `chat` is given a cap. A reply cut there ends with finish_reason
-    "length", which ends an agent's run (a reply cut at max_tokens never runs). Other servers get neither.
+    "length", which ends an agent's run (a reply cut at max_tokens never runs). Other servers get neither. Appendix
+    A1 explains both after its request with `stop`, and prints the body `build_request` then makes.
     """
 
     def __init__(
