@@ -3726,6 +3726,31 @@ def test_11_bracket_input_keeps_its_own_spaces():
           says="(the input is kept as written between the brackets: a run of spaces, a tab or a line break stays)")
 
 
+def test_11_a_thought_after_the_action_is_not_its_input():
+    # Every section after the Action taken for its input, not only an `Action Input:` line: a learner's
+    # `elif name:` (passed before: no generated reply had a Thought after its Action).
+    def after_the_action_is_input(text):
+        step = tolerant_sections(text)
+        keys = [key for key, _ in step]
+        if "Observation" in keys:
+            step = step[:keys.index("Observation")]
+        name, tool_input = "", ""
+        for key, value in step:
+            if key == "Action":
+                name, written = read_action_v2(value)
+                tool_input = written or ""
+            elif name:
+                tool_input = unfence(value)
+        final = next((unfence(value) for key, value in step if key == "Final Answer"), None)
+        if final is not None:
+            return Step("", None, final)
+        return Step("", Action(name, tool_input) if name else None, None)
+
+    fails(check_bracket_actions, after_the_action_is_input,
+          says="a Thought after the Action is not its input, as in my_tolerant")
+    fails(check_bracket_actions, after_the_action_is_input, says="a Thought after the Action is not, in my_tolerant")
+
+
 # -- 12 · Memory ------------------------------------------------------------------------------------
 from tinyagent.checks import check_first_and_last, check_token_window
 from tinyagent.memory.session import message_tokens

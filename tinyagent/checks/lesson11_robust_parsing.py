@@ -365,6 +365,22 @@ def _input_lines_after_brackets(rng: random.Random) -> Iterator[tuple]:
     yield (_reply(rng, f"{tool}[{_plain_input(rng)}]", f"Action Input: {_plain_input(rng)}"),)
 
 
+def _thoughts_after_the_action(rng: random.Random) -> Iterator[tuple]:
+    """A Thought after the Action (the model says what it will do next): my_tolerant takes only an `Action Input:`
+    line for the Action's input, so the brackets' input, or the Action Input's, stands."""
+    yield ("Thought: 先查订单。\nAction: queryOrder[88231]\nThought: 然后再查物流。",)
+    yield ("Thought: I need the order first.\nAction: queryOrder\nAction Input: 88231\nThought: Then the parcel.",)
+    yield (_reply(rng, f"{rng.choice(_TOOLS)}[{_plain_input(rng)}]", rng.choice(_THOUGHTS)),)
+
+
+def _thought_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    got = _as_reading(got)
+    if (isinstance(got, tuple) and expected[0] is not None and got[0] is not None and got[0][0] == expected[0][0]
+            and got[0][1] != expected[0][1]):
+        return "(only an `Action Input:` line is the Action's input: a Thought after the Action is not, in my_tolerant)"
+    return None
+
+
 def _line_break_before_the_bracket(rng: random.Random) -> Iterator[tuple]:
     """A line break between the name and its `[`: not a space or a tab, so not name[input] (read_action reads it)."""
     yield ("Thought: 先查订单。\nAction: queryOrder\n[88231]",)
@@ -418,6 +434,8 @@ BRACKET_RULES = _with_hint((
          "`Action Input:` after it, nothing after an Observation", _as_my_tolerant_reads, _my_tolerant_hint),
     Rule("an `Action Input:` after `name[input]` is the Action's input all the same, in place of the brackets'",
          _input_lines_after_brackets, _input_line_hint),
+    Rule("a Thought after the Action is not its input, as in my_tolerant: only an `Action Input:` line is",
+         _thoughts_after_the_action, _thought_hint),
     Rule("only spaces or tabs may stand between the name and its `[`: after a line break it is not name[input]",
          _line_break_before_the_bracket, _line_break_hint),
     Rule("an Observation ends the step only as a key at the start of a line, as in my_tolerant: a Thought that "
