@@ -2,14 +2,15 @@
 
     .venv/bin/python benchmarks/check_mutants.py [NN ...] [--show]
 
-For each solutions notebook (all, or the lessons named by number), runs its code cells in a Python process of its own (an
-IPython shell, offline, in a throwaway folder), then for every check cell that is given a function or a class, makes
-mutants of that definition and of the notebook's own helpers it uses (functions, classes, and constants: strings,
-regular expressions, tuples of words): one small edit each, of the kinds a learner makes (`<` for `<=`, `and` for
-`or`, a number one off, `strip()` left out or made `lstrip()`, `find` for `rfind`, a key without its colon, a regex
-without its anchor or lookaround, a word dropped from a tuple, a branch left out, `break` made `pass`). Each mutant
-is given to the check in place of the original. Prints, for each check, how many mutants it was given and how many
-it failed ("killed"); `--show` prints each mutant it passed.
+For each solutions notebook (all, or the lessons named by number), runs its code cells in a Python process of its own
+(an IPython shell, offline, in a throwaway folder), then for every check cell that is given a function or a class, or a
+value written out (a grammar, a list of predictions, a dict of lessons), makes mutants of that definition and of the
+notebook's own helpers it uses (functions, classes, and constants: strings, regular expressions, tuples of words): one
+small edit each, of the kinds a learner makes (`<` for `<=`, `and` for `or`, a number one off, `strip()` left out or
+made `lstrip()`, `find` for `rfind`, a key without its colon, a regex without its anchor or lookaround, a word dropped
+from a tuple, a branch left out, `break` made `pass`). Each mutant is given to the check in place of the original.
+Prints, for each check, how many mutants it was given and how many it failed ("killed"); `--show` prints each mutant it
+passed.
 
 A mutant the check passes is one of two things: a mistake the check misses (it behaves differently on an input
 the exercise's prose covers: a gap to close in the check), or a mutant that behaves as the original does on every
@@ -145,6 +146,15 @@ def _constant_like(value: ast.AST) -> bool:
             and bool(value.args) and isinstance(value.args[0], ast.Constant))
 
 
+def _literal(value: ast.AST) -> bool:
+    """A value written out whole (a string, a number, a dict or list of them): an answer a check may be given."""
+    try:
+        ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
 class MutantTimeout(BaseException):  # not an Exception: the check must not catch it as the learner's error
     pass
 
@@ -166,28 +176,37 @@ def mutate_notebook(path: Path, show: bool) -> list[tuple[str, str, int, int]]:
             shell.run_cell(source)
             calls += re.findall(r"^(check_\w+)\((.*)\)\s*$", source, re.MULTILINE)
     definitions: dict[str, ast.stmt] = {}
+    literals: dict[str, ast.Assign] = {}  # answers that are a value written out (a grammar, a dict of lessons)
     for source in cells:
         for node in ast.parse(shell.transform_cell(source)).body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 definitions[node.name] = node
-            elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                  and _constant_like(node.value)):
-                definitions[node.targets[0].id] = node
+                literals.pop(node.name, None)  # the last definition of a name is the one the check is given
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name = node.targets[0].id
+                if isinstance(definitions.get(name), (ast.FunctionDef, ast.ClassDef)):
+                    del definitions[name]
+                if _constant_like(node.value):
+                    definitions[name] = node
+                if _literal(node.value):
+                    literals[name] = node
     signal.signal(signal.SIGALRM, _alarm)
     results = []
     for check, arguments in calls:
+        # a check given a function or a class, or a value written out: its mutants are the answer's own edits
         answers = [name for name in re.findall(r"\w+", arguments)
-                   if isinstance(definitions.get(name), (ast.FunctionDef, ast.ClassDef))]
-        helpers = sorted({node.id for answer in answers for node in ast.walk(definitions[answer])
+                   if isinstance(definitions.get(name), (ast.FunctionDef, ast.ClassDef)) or name in literals]
+        answered = {name: literals.get(name, definitions.get(name)) for name in answers}
+        helpers = sorted({node.id for answer in answers for node in ast.walk(answered[answer])
                           if isinstance(node, ast.Name) and node.id in definitions} - set(answers))
         for name in answers + helpers:
-            original = definitions[name]
+            original = answered.get(name) or definitions[name]
             survivors = count = 0
             edits_made = [edit for _, edit in sites(original)]
             for k, edit in enumerate(edits_made):
                 changed = mutant(original, k)
                 # the answers are defined again beside a changed helper, so that they use it
-                module = ast.Module(body=[changed, *(definitions[a] for a in answers if a != name)], type_ignores=[])
+                module = ast.Module(body=[changed, *(answered[a] for a in answers if a != name)], type_ignores=[])
                 namespace = dict(shell.user_ns)
                 try:
                     exec(compile(module, f"<mutant {k} of {name}>", "exec"), namespace)  # noqa: S102 - the point

@@ -54,6 +54,19 @@ def test_lessons_12_and_24_fail_every_mutant_of_their_solutions():
     assert "24_mcp check_merged_names merge: " in done.stdout
 
 
+def test_a_value_written_out_as_the_answer_is_mutated_too():
+    # Lesson 20's exercise 2 and lesson 23's exercise 1 are given a dict and a grammar, not a function: they had
+    # no mutants at all, so a run said nothing of those checks.
+    done = subprocess.run([sys.executable, str(SCRIPT), "20", "23"], capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    for line in ("20_frameworks check_part_lessons part_lessons: ",
+                 "23_constrained_decoding check_tracking_grammar tracking_grammar: "):
+        assert line in done.stdout, done.stdout
+    made = re.search(r"check_part_lessons part_lessons: (\d+) mutants", done.stdout)
+    assert int(made.group(1)) >= 16, done.stdout  # each of the eight lesson numbers one up and one down, at least
+
+
 def test_an_unknown_lesson_is_a_one_line_error():
     done = subprocess.run([sys.executable, str(SCRIPT), "99"], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and done.stdout == ""
