@@ -113,11 +113,14 @@ class ShopDatabaseError(TinyAgentError):
 NO_KEY_NEEDED = "no-key-needed"
 
 
+MIN_SECRET_CHARS = 4  # a shorter secret would blank out pieces of ordinary words, and no real key is that short
+
+
 def redact(text: str, secret: str | None) -> str:
     """Return `text` with every occurrence of `secret` replaced, so a key can never leak through it. A secret
     shorter than 4 characters is left alone: it would blank out pieces of ordinary words, and no real key is
     that short."""
-    if secret and len(secret) >= 4 and secret in text:
+    if secret and len(secret) >= MIN_SECRET_CHARS and secret in text:
         return text.replace(secret, "***")
     return text
 

@@ -43,9 +43,9 @@ from tinyagent.errors import TinyAgentError
 from tinyagent.memory.sqlite_files import (
     columns_of,
     connect_file,
+    failures_said,
     store_opening,
     why_not_ours,
-    why_unusable,
 )
 from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.registry import ToolRegistry, error_observation
@@ -223,10 +223,8 @@ class ReminderStore:
         a file moved away): one line that starts with what was not done (`undone`), then names the store and its file
         and says why and what to do, not in SQLite's own words. A failed send wrote nothing: its transaction is rolled
         back (immediate_transaction)."""
-        try:
+        with failures_said(self.path, NAMED, EXAMPLE, ReminderStoreError, self._waits, undone):
             yield
-        except sqlite3.Error as exc:
-            raise ReminderStoreError(f"{undone}: {why_unusable(self.path, exc, NAMED, EXAMPLE, self._waits.patience)}") from None
 
     def close(self) -> None:
         self.conn.close()

@@ -175,7 +175,8 @@ def conclusion_problem(conclusion: str, answer: str) -> str | None:
     if conclusion == "covered":
         sentences = _sentences(unicodedata.normalize("NFKC", answer or ""))
         opening = _clauses(sentences[0][0])[0] if sentences else ""
-        if "denied" in read_claim(answer, WARRANTY) or _BARE_NO.fullmatch(opening):
+        readings = read_claim(answer, WARRANTY)
+        if "denied" in readings or _BARE_NO.fullmatch(opening):
             return "it says the order is not under warranty"
-        return None if "said" in read_claim(answer, WARRANTY) else "it does not say the order is under warranty"
+        return None if "said" in readings else "it does not say the order is under warranty"
     raise ValueError(f"no conclusion called {conclusion!r}: {', '.join(CONCLUSIONS)}")

@@ -47,9 +47,9 @@ from tinyagent.errors import TinyAgentError, first_line
 from tinyagent.memory.sqlite_files import (
     columns_of,
     connect_file,
+    failures_said,
     store_opening,
     why_not_ours,
-    why_unusable,
 )
 from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
@@ -306,10 +306,8 @@ class SqliteSessionStore(SessionStore):
         """A file that fails mid-session (another program's lock held too long, a full disk, a disk that went
         read-only, a file moved away): one line naming the store and its file, saying why and what to do, the store's
         own error, as PostgresSessionStore says it. Nothing of the failed write is kept."""
-        try:
+        with failures_said(self.path, NAMED, EXAMPLE, SessionStoreError, self._waits):
             yield
-        except sqlite3.Error as exc:
-            raise SessionStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE, self._waits.patience)) from None
 
     def close(self) -> None:
         with self._lock:

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tinyagent.errors import first_line
-from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, is_busy, was_moved
+from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, is_busy, was_moved
 
 # SQLite's primary result codes that say what is wrong with a file (the low byte of `sqlite_errorcode`).
 SQLITE_READONLY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = 8, 10, 11, 13, 14, 26
@@ -128,6 +128,20 @@ def why_not_a_file(path: str, what: str, example: str) -> str | None:
     if where.exists() and not stat.S_ISREG(where.stat().st_mode):  # /dev/null, a pipe: SQLite would misread them
         return f"{path} is not a regular file: give {what} a file path, such as {example}"
     return None
+
+
+@contextlib.contextmanager
+def failures_said(path: str, what: str, example: str, error: type[Exception], waits: LockWait,
+                  undone: str = "") -> Iterator[None]:
+    """Around a statement on a store's open file: an sqlite3 error (another program's lock held past the wait, a
+    full disk, a disk gone read-only, the file moved away) is said in one line (why_unusable), as `error`, the
+    store's own, after what was not done (`undone`) if given. `waits` is the store's LockWait: its patience is read
+    when the statement failed, as a stop may have cut it short."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        said = why_unusable(path, exc, what, example, waits.patience)
+        raise error(f"{undone}: {said}" if undone else said) from None
 
 
 @contextlib.contextmanager

@@ -24,7 +24,6 @@ to explain. Facts are few and short, so words get far here; that is the trade-of
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,9 +33,9 @@ from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreErr
 from tinyagent.memory.sqlite_files import (
     columns_of,
     connect_file,
+    failures_said,
     store_opening,
     why_not_ours,
-    why_unusable,
 )
 from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.number_checks import check_whole
@@ -185,10 +184,8 @@ class UserFacts:
         """A file that fails after it was opened (another program's lock held past the busy timeout, a full disk, a
         disk gone read-only, a file moved away): one line naming the facts' file, saying why and what to do, in the
         session store's error, not SQLite's own. Nothing of a failed write is kept."""
-        try:
+        with failures_said(self.path, NAMED, EXAMPLE, SessionStoreError, self._waits):
             yield
-        except sqlite3.Error as exc:
-            raise SessionStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE, self._waits.patience)) from None
 
     @contextmanager
     def _write(self) -> Iterator[None]:

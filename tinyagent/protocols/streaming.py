@@ -66,6 +66,7 @@ from tinyagent.chat_result import (
     provider_error,
 )
 from tinyagent.errors import (
+    MIN_SECRET_CHARS,
     BadResponseError,
     LlmConnectionError,
     LlmError,
@@ -212,7 +213,7 @@ class SplitKeyRedactor:
     """
 
     def __init__(self, secret: str | None):
-        self.secret = secret if secret and len(secret) >= 4 else ""  # redact leaves a shorter one alone too
+        self.secret = secret if secret and len(secret) >= MIN_SECRET_CHARS else ""  # as redact leaves it alone
         self.held = ""
 
     def feed(self, piece: str) -> str:
