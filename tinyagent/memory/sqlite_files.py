@@ -35,10 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tinyagent.errors import first_line
-from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, is_busy, was_moved
-
-# SQLite's primary result codes that say what is wrong with a file (the low byte of `sqlite_errorcode`).
-SQLITE_READONLY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = 8, 10, 11, 13, 14, 26
+from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, is_busy, primary_code, was_moved
 
 
 def file_uri(path: str | os.PathLike[str]) -> str:
@@ -107,7 +104,7 @@ def why_unusable(path: str, exc: BaseException, what: str, example: str, waited:
         said = why_not_a_file(path, what, example) or _sqlite_says(path, exc, what, waited)
         if said:
             return said
-        if isinstance(exc, sqlite3.Error) and _code(exc) != SQLITE_CANTOPEN:
+        if isinstance(exc, sqlite3.Error) and primary_code(exc) != sqlite3.SQLITE_CANTOPEN:
             return f"{what} {path} failed: {first_line(exc)}"  # nothing about the file: SQLite's words
         return _why_this_path(path, exc, what)
     except OSError as looking:  # the path itself cannot be looked at: a name past 255 bytes, a loop of links
@@ -211,10 +208,6 @@ def why_damaged(path: str, finding: str, what: str) -> str:
             "its place")
 
 
-def _code(exc: sqlite3.Error) -> int:
-    return getattr(exc, "sqlite_errorcode", 0) & 0xFF
-
-
 def _sqlite_says(path: str, exc: BaseException, what: str, waited: float | None) -> str | None:
     """What SQLite's error code says of the file, for the codes that say it alone; None for the others."""
     if not isinstance(exc, sqlite3.Error):
@@ -222,15 +215,15 @@ def _sqlite_says(path: str, exc: BaseException, what: str, waited: float | None)
     if is_busy(exc):  # how long it waited, when known: a person can tell a moment's lock from one held for good
         held = "holds it locked" if waited is None else f"held it locked past {waited:g} s"
         return f"{what} {path} is busy (another program {held}): try again shortly"
-    if _code(exc) == SQLITE_FULL:  # the disk, or PRAGMA max_page_count: SQLite has rolled the write back
+    if primary_code(exc) == sqlite3.SQLITE_FULL:  # the disk, or PRAGMA max_page_count: SQLite has rolled the write back
         return f"{what} {path} could not be written ({first_line(exc)}): make room on its disk, then try again"
-    if _code(exc) == SQLITE_IOERR:
+    if primary_code(exc) == sqlite3.SQLITE_IOERR:
         return f"{what} {path} could not be read or written ({first_line(exc)}): check its disk, then try again"
-    if _code(exc) == SQLITE_CORRUPT:
+    if primary_code(exc) == sqlite3.SQLITE_CORRUPT:
         return why_damaged(path, first_line(exc), what)
-    if _code(exc) == SQLITE_NOTADB:
+    if primary_code(exc) == sqlite3.SQLITE_NOTADB:
         return f"{path} is not an SQLite database: give {what} a new file name, or a file made for it"
-    if _code(exc) == SQLITE_READONLY:
+    if primary_code(exc) == sqlite3.SQLITE_READONLY:
         return why_read_only(path, what)
     return None  # SQLITE_CANTOPEN among them: a look at the path tells a new file's folder from the file's own
 

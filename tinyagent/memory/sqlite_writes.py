@@ -31,29 +31,33 @@ from contextlib import contextmanager
 BUSY_SLICE_SECONDS = 0.1
 
 
+def primary_code(exc: sqlite3.Error) -> int:
+    """SQLite's primary result code of `exc` (sqlite3.SQLITE_BUSY, ...): the low byte of its extended code."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF
+
+
 def is_busy(exc: sqlite3.Error) -> bool:
-    """SQLITE_BUSY (5, "database is locked"): another connection held the lock past the busy timeout."""
-    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == 5
+    """SQLITE_BUSY ("database is locked"): another connection held the lock past the busy timeout."""
+    return primary_code(exc) == sqlite3.SQLITE_BUSY
 
 
 def is_write_failure(exc: sqlite3.Error) -> bool:
-    """SQLITE_FULL (13: the disk, or PRAGMA max_page_count, is full) or SQLITE_IOERR (10, with its extended codes):
-    SQLite has rolled the transaction back, so nothing of the write was kept."""
-    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (10, 13)
+    """SQLITE_FULL (the disk, or PRAGMA max_page_count, is full) or SQLITE_IOERR (with its extended codes): SQLite has
+    rolled the transaction back, so nothing of the write was kept."""
+    return primary_code(exc) in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL)
 
 
 def was_moved(exc: sqlite3.Error) -> bool:
-    """SQLITE_READONLY_DBMOVED (1032): the file was moved or deleted since it was opened. SQLite then refuses every
+    """SQLITE_READONLY_DBMOVED: the file was moved or deleted since it was opened. SQLite then refuses every
     write in a read-only database's words ("attempt to write a readonly database"), which sent people to look at
     permissions; `sqlite_files.why_unusable` says what happened."""
-    return getattr(exc, "sqlite_errorcode", 0) == 1032
+    return getattr(exc, "sqlite_errorcode", 0) == sqlite3.SQLITE_READONLY_DBMOVED
 
 
 def is_read_only(exc: sqlite3.Error) -> bool:
-    """SQLITE_READONLY (8, with its extended codes; a file moved away is one of them, `was_moved`) or SQLITE_CANTOPEN
-    (14: at a write, the journal beside the file cannot be created): the file, its folder or its disk cannot be
-    written."""
-    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (8, 14)
+    """SQLITE_READONLY (with its extended codes; a file moved away is one of them, `was_moved`) or SQLITE_CANTOPEN (at
+    a write, the journal beside the file cannot be created): the file, its folder or its disk cannot be written."""
+    return primary_code(exc) in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN)
 
 
 class LockWait:
