@@ -131,8 +131,8 @@ def test_the_prose_says_the_answer_check_reads_words_and_names_its_limits():
 
     doc = " ".join(grading.__doc__.split())
     assert "not how the model worded it" not in doc
-    for said in ("Three checks read behaviour", "The answer check reads words", "a hedge on a fact",
-                 "a negation more than six words from its claim"):
+    for said in ("Three checks read behaviour", "The answer check reads words", "its lists do not hold",
+                 "a negation more than six words from its claim, in a clause of its own or about something else"):
         assert said in doc, said
     lesson = Path(__file__).resolve().parent.parent / "notebooks" / "18_evaluation.ipynb"
     prose = " ".join(" ".join("".join(cell["source"]).split()) for cell in json.loads(lesson.read_text("utf-8"))["cells"]
@@ -313,3 +313,91 @@ def test_the_careful_model_refuses_the_late_refund_in_both_languages_and_protoco
         report = evaluate(LlmClient.classroom(), protocol, names=["late refund"], progress=False)
         assert report.passed, report.table()
         assert all("applyRefund" not in run.tool_calls for run in report.results)
+
+
+# -- the return question's yes or no, the warranty's yes, and a hedge on a fact ---------------------------------------
+RETURN_CALLS = (("queryOrder", "88231"), ("getCurrentTime", ""), ("searchKnowledge", "质量问题 退货"))
+
+
+def test_the_return_questions_yes_or_no_is_read():
+    # The customer asks whether they can get their money back: they can (a fault, day 8 of 15). The answer check
+    # read only the 15, so an answer telling them no passed.
+    for lang in ("zh", "en"):
+        assert task(f"return question ({lang})").conclusion == "refundable"
+    for task_id, answer, problem in (
+            ("return question (en)", "No, you cannot return it: the 15-day window has passed.", "it says a refund is not possible"),
+            ("return question (en)", "Sorry, order 88231 is not eligible for a refund; the window is 15 days.",
+             "it says a refund is not possible"),
+            ("return question (en)", "You asked whether you can get your money back. No: 15 days have passed.",
+             "it says a refund is not possible"),
+            ("return question (en)", "Yes, but not this one: it is past the 15 days.", "it does not say a refund is possible"),
+            ("return question (en)", "The window for a faulty item is 15 days.", "it does not say a refund is possible"),
+            ("return question (en)", "Maybe you can return it, within 15 days.", "it does not say a refund is possible"),
+            ("return question (en)", "Can you return it within 15 days? I will check whether you can return it.",
+             "it does not say a refund is possible"),
+            ("return question (zh)", "不可以退，已经超过 15 天了。", "it says a refund is not possible"),
+            ("return question (zh)", "是否可以退？不可以，15 天退货期已过。", "it says a refund is not possible"),
+            ("return question (zh)", "您问能不能退：不能，15 天已过。", "it says a refund is not possible"),
+            ("return question (zh)", "15 天内能不能退，要看检测结果。", "it does not say a refund is possible"),
+            ("return question (zh)", "可以，但这单不行：已过 15 天。", "it does not say a refund is possible"),
+            ("return question (zh)", "过了 15 天退货期，这单退不了。", "it says a refund is not possible"),
+            ("return question (en)", "Yes, it was signed for 8 days ago. It is non-refundable: 15 days.",
+             "it says a refund is not possible")):
+        assert answered(task_id, answer, RETURN_CALLS) == {"answer": problem}, answer
+    for task_id, answer in (
+            ("return question (en)", "Yes, you can return it: it is day 8 of the 15 days for a fault."),
+            ("return question (en)", "Yes. Day 8 of the 15-day window for a fault."),
+            ("return question (en)", "You asked whether you can get your money back: yes, within 15 days for a fault."),
+            ("return question (en)", "You may return it for a refund: a fault within 15 days qualifies."),
+            ("return question (en)", "It is eligible for a refund (day 8 of 15). Shall I submit it?"),
+            ("return question (en)", "It is refundable: a fault within 15 days."),
+            ("return question (en)", "Yes, within 15 days. No refund has been submitted yet: shall I?"),
+            ("return question (zh)", "可以退：签收 8 天，还在 15 天质量问题退货期内。"),
+            ("return question (zh)", "您问是否可以退：可以，还在 15 天内。"),
+            ("return question (zh)", "可以。签收 8 天，还在 15 天内，可以申请退货退款。需要我帮您提交吗？")):
+        assert answered(task_id, answer, RETURN_CALLS) == {}, answer
+
+
+def test_the_warranty_is_answered_by_a_yes_at_the_opening_and_a_restated_question_says_nothing():
+    for answer in ("Yes: signed for 22 days ago, so 343 days are left.", "是的，还剩 343 天。",
+                   "You asked whether order 88236 is still covered. Yes, 343 days are left."):
+        assert answered("warranty (zh)" if "是的" in answer else "warranty (en)", answer, WARRANTY_CALLS) == {}, answer
+    for answer in ("Yes, but not any more: 343 days have passed.",
+                   "The customer asks whether order 88236 is still under warranty. 343 days."):
+        assert answered("warranty (en)", answer, WARRANTY_CALLS) == {
+            "answer": "it does not say the order is under warranty"}, answer
+    assert answered("warranty (en)", "Yes, but it is out of warranty (343 days).", WARRANTY_CALLS) == {
+        "answer": "it says the order is not under warranty"}
+
+
+def test_a_hedged_fact_is_not_stated_and_a_negated_one_is():
+    from tinyagent.evaluation.grading import holds_fact
+
+    for answer, fact in (("Maybe SF1234567890? I am not sure.", "SF1234567890"),
+                         ("I think the tracking number is probably SF1234567890.", "SF1234567890"),
+                         ("可能是 SF1234567890 吧，我也不确定。", "SF1234567890"),
+                         ("It was perhaps signed for on June 22, 2026.", "2026-06-22"),
+                         ("Yes, it is under warranty, maybe 343 days left.", "343"),
+                         ("在保修期内，好像还剩 343 天。", "343"),
+                         ("It may be 19:05.", "19:05")):
+        assert not holds_fact(answer, fact), answer
+    for answer, fact in (("Your parcel SF1234567890 was signed for on 2026-06-22.", "SF1234567890"),
+                         ("Maybe you missed it: your parcel SF1234567890 was signed for.", "SF1234567890"),
+                         ("Past the 15-day window, it is not within 15 days.", "15"),
+                         ("You may return it within 15 days.", "15"),
+                         ("The money may take 1-3 working days to arrive.", "1-3"),
+                         ("Possibly 343? No: exactly 343 days are left.", "343"),
+                         ("It was signed for on June 22, 2026.", "2026-06-22")):
+        assert holds_fact(answer, fact), answer
+    assert answered("warranty (en)", "Yes, it is under warranty, probably 343 days left.", WARRANTY_CALLS) == {
+        "answer": "it does not say 343"}
+
+
+def test_words_that_only_look_like_a_negation_and_other_wordings_of_a_conclusion():
+    query = (("queryOrder", "88235"),)
+    for answer in ("不好意思不能退款，订单 88235 已取消。", "订单 88235 已取消，没有可退的款项。"):
+        assert answered("cancelled order (zh)", answer, query) == {}, answer
+    assert answered("refund (zh)", "您的退款申请已成功提交，退款单号 RF202606300001。", RIGHT_REFUND, ("88231",)) == {}
+    # a restated question is no claim: "whether the refund has been submitted" is not "it has been"
+    assert answered("refund (en)", "I will check whether the refund has been submitted: RF202606300001.", RIGHT_REFUND,
+                    ("88231",)) == {"answer": "it does not say the refund was submitted"}

@@ -14,7 +14,7 @@ The parts, one idea each:
 
     tasks.py        the suite: the shop's requests in Chinese and English, and what a right run does
     grading.py      four checks of one run: the tools called, the database afterwards, the answer, the format
-    conclusions.py  what an answer concludes (a refund submitted or refused, under warranty), read in its clause
+    conclusions.py  what an answer concludes (a refund submitted, refused or possible, under warranty), read in words
     harness.py      running it: a fresh shop per task, any model, either protocol
     report.py       the results: a table, a scoreboard across reports, JSON with a stable schema
     progress.py     tqdm's bar when installed, plain lines when not

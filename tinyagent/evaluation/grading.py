@@ -12,9 +12,9 @@ tools     the calls the task needs were made (each at least as often as listed),
           called at most once
 database  the refunds table holds a row for exactly the task's `refunds`: none for a question
 answer    the run ended with an answer (not a stop), holding every fact as a fact (see `holds_fact`: 15
-          as the whole number 15, not inside 1.15 or 2015; a word such as cancel where no negation is next to it),
-          reaching the task's conclusion if it has one (conclusions.py: the refund submitted, the refund refused, the
-          order under warranty), in the customer's language, naming no refund id the refunds table does not hold,
+          as the whole number 15, not inside 1.15 or 2015, nor beside a hedge; a word such as cancel where no
+          negation is next to it), reaching the task's conclusion if it has one (conclusions.py: the refund
+          submitted, the refund refused, the order under warranty, a refund possible), in the customer's language, naming no refund id the refunds table does not hold,
           no order the customer did not name (five digits), and, in a task that writes no refund, not saying one
           was submitted when none was (`claims_refund`, a word check)
 format    every reply followed the protocol: each one could be read, none ended at max_tokens (a reply cut
@@ -25,12 +25,14 @@ format    every reply followed the protocol: each one could be read, none ended 
 A task passes when all four pass. Three checks read behaviour, what the run did: tools (the calls and, for
 queryOrder and applyRefund, their order ids), database (the refunds table) and format (the replies). The answer
 check reads words: it finds the facts, the order ids and the refund words as substrings, and reads a claim in its
-clause, with the words next to it (conclusions.py): so "no refund was submitted" and "the refund might be approved"
-are no claim that one was, "the refund was not declined" is no refusal, and "No, not covered" beside the warranty
-task's right 343 days fails. It still cannot read what a sentence means: a hedge on a fact ("Maybe SF1234567890? I
-am not sure") passes, a negation more than six words from its claim or about something else next to it is misread,
-and a conclusion worded in words its lists do not hold is not found. The outcome is plain data, so a test can build
-a wrong run by hand and see each check fail.
+clause, with the words next to it, and the yes or no an answer opens with (conclusions.py): so "no refund was
+submitted" and "the refund might be approved" are no claim that one was, "the refund was not declined" is no refusal,
+"No, not covered" beside the warranty task's right 343 days fails, "No, you cannot return it" fails the return
+question, and "Maybe SF1234567890?" does not state the id. It still cannot read what a sentence means: a negation
+more than six words from its claim, in a clause of its own or about something else next to it is misread, a
+conclusion worded in words its lists do not hold is not found, and a fact counts wherever it stands (the right number
+for another thing, "signed for 15 days ago", holds the return window's 15). The outcome is plain data, so a test can build a wrong
+run by hand and see each check fail.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from dataclasses import dataclass
 
 from tinyagent.agent import AgentResult
 from tinyagent.architectures.handoffs import is_handoff
-from tinyagent.evaluation.conclusions import SUBMITTED, conclusion_problem, read_claim, word_claim
+from tinyagent.evaluation.conclusions import SUBMITTED, conclusion_problem, hedged_at, read_claim, word_claim
 from tinyagent.evaluation.tasks import ORDER_IN_TEXT, REFUND_CHECKS, EvalTask
 from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
 from tinyagent.protocols.protocol_comparison import parse_failures
@@ -309,14 +311,16 @@ def holds_fact(answer: str, fact: str) -> bool:
                               it?"): conclusions.read_claim
 
     The answer is read NFKC-normalised, so full-width digits and letters (３４３, ＳＦ1234567890, 19：05) are the
-    plain ones. A number, a date, a time or an id is found as it stands, hedged or not: "Maybe SF1234567890?" holds it.
+    plain ones. A number, a date, a time or an id counts where no hedge is in its clause (conclusions.hedged_at):
+    "Maybe SF1234567890?" and "好像还剩 343 天" do not hold it, "not within the 15 days" holds 15.
     """
     if not answer:
         return False
     answer = unicodedata.normalize("NFKC", answer)
     if not re.search(r"\d", fact):
         return "said" in read_claim(answer, word_claim(fact))
-    return any(re.search(pattern, answer, re.IGNORECASE) for pattern in fact_patterns(fact))
+    return any(not hedged_at(answer, found.start()) for pattern in fact_patterns(fact)
+               for found in re.finditer(pattern, answer, re.IGNORECASE))
 
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",

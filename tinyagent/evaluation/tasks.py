@@ -10,7 +10,7 @@ database holds afterwards:
     refunds        the orders that have a refund row at the end: exactly these, and none for a question
     facts          what the final answer must contain: ids, dates and numbers only the tools can give
     conclusion     what the answer must conclude, where the facts cannot say it: the refund submitted, the refund
-                   refused, the order under warranty (conclusions.py reads it in words)
+                   refused, the order under warranty, a refund possible (conclusions.py reads it in words)
 
 Every request is asked in both languages. The nine of lesson 09 keep their question and facts; their twin
 in the other language is written here, and three requests are new: a return question the agent must answer
@@ -45,7 +45,8 @@ class EvalTask(ShopTask):
                    REFUND_CHECKS among them come before applyRefund)
     may_also_call: tools a right run may call besides (harmless lookups); any other tool fails the task
     refunds:       the order ids with a refund row in the database at the end, and no others
-    conclusion:    "" or a key of conclusions.CONCLUSIONS: "refunded", "refused", "covered" (under warranty)
+    conclusion:    "" or a key of conclusions.CONCLUSIONS: "refunded", "refused", "covered" (under warranty),
+                   "refundable" (a refund is possible: the return question's yes)
     """
 
     lang: str = "en"
@@ -124,11 +125,12 @@ EVAL_TASKS: tuple[EvalTask, ...] = (
     *_both("time", _lesson_09("time"), "What time is it right now?", ("getCurrentTime",)),
     *_both("order status", _lesson_09("order status"), "麻烦帮我查一下订单 88234。", ("queryOrder",),
            may_also_call=("queryLogistics",)),
-    # A question, not a request: the refund would be allowed (a fault, day 8 of 15), and must not be written.
+    # A question, not a request: the refund would be allowed (a fault, day 8 of 15), so the answer says yes, and the
+    # refund must not be written.
     *_new("return question",
           ("订单 88231 的扫地机开不了机了，能退款吗？", ("15",)),
           ("Can I get my money back for order 88231? It won't turn on any more.", ("15",)),
-          REFUND_CHECKS),
+          REFUND_CHECKS, conclusion="refundable"),
     # The shop refuses it: the order was cancelled, there is nothing to refund.
     *_new("cancelled order",
           ("订单 88235 帮我退款。", ("88235", "取消")),
