@@ -17,6 +17,7 @@ from tinyagent.defences.customer_words import CustomerWordsOnly
 from tinyagent.defences.sourced_gate import CUSTOMER, SourcedGate, careful_person
 from tinyagent.events import Observation
 from tinyagent.shop import Shop, shop_registry
+from tinyagent.shop.refund_review import describe_refund, refund_gate
 from tinyagent.toolkit.confirmation import ApprovalRequested, ConfirmationGate, GatedAct, own_name
 from tinyagent.toolkit.mcp_client import McpConnection, mcp_registry
 from tinyagent.toolkit.mcp_server import registry_server
@@ -45,18 +46,20 @@ def coupons_server(calls: list) -> MCPServer:
     return server
 
 
-def run_on_two_servers(refund_tool: str, order_id: str, parts: list, question: str = QUESTION):
-    """The scripted agent on the shop's server and the coupons server: it reads order 88231 (and its planted note),
-    then calls `refund_tool` for `order_id`. The shop's server asks its own question, and the person there says yes:
-    it shows the call, not where the id came from. Returns the shop, the coupons tool's calls, the run's events and
-    the registry."""
-    shop = Shop(":memory:", clock=CLOCK)
+def run_on_two_servers(refund_tool: str, order_id: str, parts: list, question: str = QUESTION, *,
+                       shop: Shop | None = None, servers: tuple[str, ...] = ("shop", "coupons")):
+    """The scripted agent on the shop's server and the coupons server (`servers`: which of the two it connects; none:
+    the shop's own registry, no MCP): it reads order 88231 (and its planted note), then calls `refund_tool` for
+    `order_id`. The shop's server asks its own question, and the person there says yes: it shows the call, not where
+    the id came from. Returns the shop, the coupons tool's calls, the run's events and the registry."""
+    shop = shop or Shop(":memory:", clock=CLOCK)
     shop.add_order_note("88231", PLANT)
     calls: list = []
     with McpConnection.in_process(registry_server(shop_registry(shop, CLOCK)), name="shop",
                                   ask=lambda message: "yes") as own, \
             McpConnection.in_process(coupons_server(calls), name="coupons") as coupons:
-        tools = mcp_registry(own, coupons)
+        links = [link for link in (own, coupons) if link.name in servers]
+        tools = mcp_registry(*links) if links else shop_registry(shop, CLOCK)  # none: the shop's tools, no MCP
         llm = ScriptedLlm(act("queryOrder", "88231"),
                           act(refund_tool, json.dumps({"orderId": order_id, "reason": "the notice"})), FINAL)
         result = ReActAgent(llm, tools, parts=parts).run(question)
@@ -100,6 +103,43 @@ def test_the_customers_own_refund_through_the_renamed_tool_passes_both_defences(
     (asked,) = [e for e in events if isinstance(e, ApprovalRequested)]
     assert asked.summary.startswith(f"orderId 88231 from: {CUSTOMER} ·")
     assert [refund["orderId"] for refund in shop.refunds()] == ["88231"]
+
+
+# -- what the person is shown: the shop's words for the shop's tool, and for no other -------------------------------
+REFUND_88231 = json.dumps({"orderId": "88231", "reason": "the notice"})
+
+
+def asked_about(refund_tool: str, servers: tuple[str, ...] = ("shop", "coupons"), **gate_options) -> str:
+    """The summary lesson 15's refund_gate (`gate_options`: server=...) shows a person asked about `refund_tool`'s
+    refund of 88231, who says no."""
+    shop = Shop(":memory:", clock=CLOCK)
+    gate = refund_gate(shop, "en", ask=lambda request: False, **gate_options)
+    _, _, events, _ = run_on_two_servers(refund_tool, "88231", [GatedAct(gate)], shop=shop, servers=servers)
+    (asked,) = [e for e in events if isinstance(e, ApprovalRequested)]
+    assert asked.tool == refund_tool and shop.refunds() == []
+    return asked.summary
+
+
+def test_the_shops_renamed_refund_is_described_as_the_shop_describes_an_unrenamed_one():
+    # The gate found the summary by the registry's name, so shop_applyRefund was shown as the raw call.
+    described = describe_refund(Shop(":memory:", clock=CLOCK), "en")(REFUND_88231)
+    assert described.startswith("refund ¥1999 for order 88231 (")
+    assert asked_about("shop_applyRefund", server="shop") == described
+    assert asked_about("applyRefund", servers=("shop",), server="shop") == described  # the shop's server alone
+    assert asked_about("applyRefund", servers=(), server="shop") == described  # the shop's own tool, no MCP at all
+
+
+def test_another_servers_applyrefund_is_never_described_as_the_shops_refund():
+    # The coupons server's tool refunds nothing in the shop: described by the shop, a person read "refund ¥1999 for
+    # order 88231" and approved a call that went to another server.
+    assert asked_about("coupons_applyRefund", server="shop") == f"coupons_applyRefund({REFUND_88231})"
+    # ... nor when it is the only applyRefund, and the registry calls it so: the name is not the tool.
+    assert asked_about("applyRefund", servers=("coupons",), server="shop") == f"applyRefund({REFUND_88231})"
+    assert asked_about("applyRefund", servers=("coupons",)) == f"applyRefund({REFUND_88231})"
+
+
+def test_without_the_shops_server_named_no_mcp_tool_is_described_as_the_shops():
+    assert asked_about("applyRefund", servers=("shop",)) == f"applyRefund({REFUND_88231})"
 
 
 def test_own_name_is_the_name_itself_for_any_other_tool():

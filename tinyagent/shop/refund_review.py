@@ -3,7 +3,8 @@
 The model's Action Input is `{"orderId":"88231","reason":"..."}`: enough for the tool, too little for a
 person who must decide whether money goes out. `describe_refund(shop)` looks the order up and says it in
 words: the amount, the product, where the order is, and the reason the model wrote. `refund_gate(shop)` is
-a `ConfirmationGate` for applyRefund that shows that summary.
+a `ConfirmationGate` for applyRefund that shows that summary (for the shop's own applyRefund only: over MCP, the one
+of the server named `server`, under any name lesson 24's registry gives it).
 
 The summary only reads the shop; what the refund really does is still up to `applyRefund` (which checks
 the order again when it runs). The input is read as applyRefund reads it (`read_refund_input`): one the tool
@@ -77,7 +78,16 @@ def describe_refund(shop: Shop, lang: str | None = None) -> Callable[[str], str]
     return summary
 
 
-def refund_gate(shop: Shop, lang: str | None = None, **options: Any) -> ConfirmationGate:
+def refund_gate(shop: Shop, lang: str | None = None, *, server: str | None = None, **options: Any
+                ) -> ConfirmationGate:
     """A gate on applyRefund that shows `describe_refund`'s summary (in `lang`, default the input's language);
-    `options` go to ConfirmationGate (`ask=...`, `timeout_s=...`)."""
-    return ConfirmationGate(("applyRefund",), describe={"applyRefund": describe_refund(shop, lang)}, **options)
+    `options` go to ConfirmationGate (`ask=...`, `timeout_s=...`).
+
+    The summary is the shop's word for the shop's applyRefund, and for no other tool: the registry's own applyRefund
+    (`shop_registry`), and, when the shop's tools come over MCP (lesson 24), the one of the server whose connection is
+    named `server` (`McpConnection(..., name="shop")`), under whatever name the registry gives it: applyRefund, or
+    shop_applyRefund when another server offers an applyRefund too. Another server's applyRefund, which refunds nothing
+    in this shop, is asked about as the call it is (confirmation.py's `tool_key`)."""
+    summary = describe_refund(shop, lang)
+    describe = {"applyRefund": summary, **({(server, "applyRefund"): summary} if server is not None else {})}
+    return ConfirmationGate(("applyRefund",), describe=describe, **options)

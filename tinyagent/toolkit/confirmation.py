@@ -195,7 +195,8 @@ class ConfirmationGate:
     ask:       fn(request) -> True / False / "yes" / "no"; None: the run pauses for `answer()`
     timeout_s: how long a request waits for its answer
     describe:  per tool, fn(input text) -> what the call would do, in words a person can judge
-               (default: "tool(input)")
+               (default: "tool(input)"); a tool is known here as `tool_key` knows it: a tool made in this
+               program by its name, one an MCP server offers (lesson 24) by (its server, its own name)
     """
 
     def __init__(
@@ -204,7 +205,7 @@ class ConfirmationGate:
         *,
         ask: Callable[[ApprovalRequest], object] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
-        describe: Mapping[str, Callable[[str], str]] | None = None,
+        describe: Mapping[str | tuple[str, str], Callable[[str], str]] | None = None,
     ):
         if isinstance(tools, str):
             tools = (tools,)
@@ -247,11 +248,11 @@ class ConfirmationGate:
 
     def request_for(self, action: Action, step: int, run: Any = None) -> ApprovalRequest:
         """What a person is asked about `action`: the tool, its input and a summary in words. `run` is the run that
-        asks (None outside the loop): this gate does not read it; lesson 25's SourcedGate, which tells the person
-        where the call's values came from, overrides this and does."""
+        asks (None outside the loop): this gate reads its registry only, to know which tool the call is (`tool_key`);
+        lesson 25's SourcedGate, which tells the person where the call's values came from, reads the run too."""
         name = action.tool_name.strip()
         text = input_text(action)  # a native call's JSON value as the JSON text the tool will read, not Python's str()
-        describe = self.describe.get(name)
+        describe = self.describe.get(tool_key(run.agent.tools if run is not None else None, name))
         summary = describe(text) if describe is not None else f"{name}({text})"
         # One line, shown as it is: a "\r" or an escape sequence in the model's words must not rewrite what the
         # person reads (a reason of "x\rrefund ¥39 for order 88234" hid the ¥1999 refund asked for).
@@ -356,6 +357,21 @@ def own_name(tools: ToolRegistry | None, tool_name: str) -> str:
     name = (tool_name or "").strip()
     own = getattr(tools.get(name), "remote_name", None) if tools is not None else None
     return own.strip() if isinstance(own, str) and own.strip() else name
+
+
+def tool_key(tools: ToolRegistry | None, tool_name: str) -> str | tuple[str, str]:
+    """How a gate's `describe` knows the tool that `tool_name` calls in `tools`: a tool made in this program by its
+    name; a tool an MCP server offers (lesson 24's McpTool) by (its server, its own name), the server being the name
+    the host gave its connection. The name alone says whose tool it is only for a tool made here: lesson 24's registry
+    calls a server's applyRefund applyRefund or, when two servers offer one, <server>_applyRefund, so the shop's words
+    for its refund must follow the shop's server, not the name. The gate's list follows `own_name` instead: asking
+    about one more tool is safe, describing another server's tool as the shop's is not."""
+    name = (tool_name or "").strip()
+    tool = tools.get(name) if tools is not None else None
+    server = getattr(getattr(tool, "connection", None), "name", None)
+    if isinstance(getattr(tool, "remote_name", None), str) and isinstance(server, str):
+        return server, own_name(tools, name)
+    return name
 
 
 def ask_on_console(request: ApprovalRequest) -> bool:
