@@ -13,13 +13,14 @@ import time
 
 import pytest
 
-from tests.lesson17_helpers import CLOCK, ScriptedLlm
+from tests.lesson17_helpers import CLOCK, TWO_ORDERS_AND_A_POLICY, ScriptedLlm, with_failing_logistics
+from tinyagent import LlmClient
 from tinyagent.agent import ReActAgent
 from tinyagent.architectures.handoffs import Team, shop_specialists
 from tinyagent.architectures.plan_execute import PlanAndExecuteAgent
-from tinyagent.architectures.plan_text import CONTEXT_HEADING
+from tinyagent.architectures.plan_text import COMPOSER_PROMPT, CONTEXT_HEADING, REPLANNER_PROMPT
 from tinyagent.defences.customer_words import CustomerWordsOnly
-from tinyagent.defences.fenced_data import PLAN_SOURCE, FencedData, unfence
+from tinyagent.defences.fenced_data import FENCE_RULE, PLAN_SOURCE, FencedData, unfence
 from tinyagent.defences.sourced_gate import CUSTOMER, NOWHERE, SourcedGate, careful_person
 from tinyagent.events import Observation
 from tinyagent.shop import Shop, shop_registry
@@ -153,6 +154,47 @@ def test_the_fence_holds_an_earlier_steps_answer_the_executor_is_told():
     note = next(m["content"] for m in told[-1] if m["content"].startswith(CONTEXT_HEADING["en"]))
     text, source = unfence(note.partition("\n")[2])
     assert source == PLAN_SOURCE and f"Its note says: {PLANT}" in text
+
+
+def planning_calls(parts: list) -> list[list[dict]]:
+    """The messages of PLANTED_REPLAN's re-planner and composer calls, the executor built with `parts`."""
+    llm = ScriptedLlm(*PLANTED_REPLAN)
+    executor = ReActAgent(llm, shop_registry(planted_shop(), CLOCK), max_steps=4, parts=parts)
+    PlanAndExecuteAgent(llm, executor=executor, max_replans=1).run(QUESTION)
+    prompts = (REPLANNER_PROMPT["en"][:20], COMPOSER_PROMPT["en"][:20])
+    return [messages for messages in llm.calls if messages[0]["content"].startswith(prompts)]
+
+
+def test_the_fence_holds_an_earlier_steps_answer_the_replanner_and_the_composer_are_told():
+    # Step 1's answer repeats the planted note, and the re-planner and the composer read it in the user message the
+    # plan writes them: the fence was on the executor's requests only, so the plant reached both as plain text.
+    calls = planning_calls([FencedData()])
+    assert len(calls) == 2
+    for system, user in calls:
+        assert PLANT in user["content"] and system["content"].endswith(FENCE_RULE["en"])
+        request, _, report = user["content"].partition("\n\n")
+        assert request == f"Request: {QUESTION}"  # the customer's words, never fenced
+        text, source = unfence(report)  # everything the steps came to, in one fence
+        assert source == PLAN_SOURCE and f"Its note says: {PLANT}" in text
+
+
+def test_the_fence_changes_nothing_else_the_replanner_and_the_composer_are_sent():
+    defended, plain = planning_calls([FencedData()]), planning_calls([])
+    for (system, user), (plain_system, plain_user) in zip(defended, plain, strict=True):
+        assert system["content"] == f"{plain_system['content']}\n\n{FENCE_RULE['en']}"
+        request, _, report = user["content"].partition("\n\n")
+        assert f"{request}\n\n{unfence(report)[0]}" == plain_user["content"]
+        assert "<data" not in plain_system["content"] + plain_user["content"]  # without the defence, as lesson 17 sends
+
+
+@pytest.mark.parametrize("failures", [0, 1], ids=["no step fails", "a step fails and is re-planned"])
+def test_the_classroom_model_plans_and_composes_the_same_behind_the_fence(failures):
+    def answer(parts: list) -> str:
+        tools = with_failing_logistics(shop_registry(Shop(":memory:", clock=CLOCK), CLOCK), failures)
+        executor = ReActAgent(LlmClient.classroom(), tools, max_steps=6, parts=parts)
+        return PlanAndExecuteAgent(LlmClient.classroom(), executor=executor).run(TWO_ORDERS_AND_A_POLICY).answer
+
+    assert answer([FencedData()]) == answer([]) and "SF1234567890" in answer([])
 
 
 # -- the service's --team, its defences on by default ----------------------------------------------------------------

@@ -10,17 +10,18 @@ fails gets the rest of the plan rewritten (a bounded number of times); one last 
 
 Each step is an ordinary run of the agent: the same tools, the same loop, the same events, in one trace (its
 rounds numbered on from the plan's). A step sees the request and what earlier steps found in a system message
-before its question. The planner's reply is read with `parse_plan`; one it cannot read is shown to it with the
-error and asked again, and if that fails too the plan is the request itself, run as one step: a bad plan never
-ends a run. Every loop here is bounded: `max_plan_attempts` readings of a plan, `max_replans` re-plans, at
-most MAX_PLAN_STEPS steps a plan.
+before its question. (Lesson 25: with a fence on the executor's requests, `data_fence`, those answers go out fenced
+as data, in that note and to the re-planner and the composer.) The planner's reply is read with `parse_plan`; one it
+cannot read is shown to it with the error and asked again, and if that fails too the plan is the request itself, run
+as one step: a bad plan never ends a run. Every loop here is bounded: `max_plan_attempts` readings of a plan,
+`max_replans` re-plans, at most MAX_PLAN_STEPS steps a plan.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from tinyagent.agent import MODEL_UNAVAILABLE, ReActAgent
 from tinyagent.architectures.handed_runs import conversation_of, handed_over
@@ -324,15 +325,14 @@ class PlanRun:
         labels = LABELS[self.lang]
         done = [o for o in self.outcomes[:-1] if o.ok]
         failed = self.outcomes[-1]
-        parts = [
-            f"{labels['request']}: {self.question}",
+        report = [
             f"{labels['done']}:\n" + ("\n".join(f"- {o.text} -> {self._reported(o)}" for o in done) or labels["none"]),
             f"{labels['failed']}: {failed.text}\n{labels['why']}: "
             + said_after(failed.failure, list(failed.changes), self.lang),
             f"{labels['left']}:\n" + (format_plan(left) or labels["none"]),
         ]
         prompt = REPLANNER_PROMPT[self.lang].format(max_steps=self.agent.max_plan_steps, tools=self._tool_list())
-        return [{"role": "system", "content": prompt}, {"role": "user", "content": "\n\n".join(parts)}]
+        return self._told(prompt, "\n\n".join(report))
 
     def _compose(self) -> Iterator[Event]:
         labels = LABELS[self.lang]
@@ -340,15 +340,38 @@ class PlanRun:
         for n, o in enumerate(self.outcomes, start=1):
             status = "" if o.ok else f" [{labels['failed']}: {o.failure}]"
             lines.append(f"{n}. {o.text}{status}\n   -> {self._reported(o)}")
-        user = f"{labels['request']}: {self.question}\n\n{labels['results']}:\n" + "\n".join(lines)
-        text = yield from self._call([{"role": "system", "content": COMPOSER_PROMPT[self.lang]},
-                                      {"role": "user", "content": user}])
+        report = f"{labels['results']}:\n" + "\n".join(lines)
+        text = yield from self._call(self._told(COMPOSER_PROMPT[self.lang], report))
         answer = _strip_answer_label(text)
         # A composer that says nothing still leaves the customer the steps' own answers.
         return answer or "\n".join(o.result for o in self.outcomes if o.result)
 
+    def _told(self, prompt: str, report: str) -> list[dict]:
+        """The re-planner's or the composer's messages: `prompt`, then the request and `report`, what the steps came
+        to. Their answers are a model's, written from tool results that may hold planted text, and lesson 25's fence
+        on the executor (`data_fence`) fences them in the steps' note: here too then, the report in the same fence and
+        the prompt with its rule. The request is the customer's, and stays as it is; without a fence nothing changes."""
+        fence = data_fence(self.agent.executor)
+        if fence is not None:
+            prompt, report = fence.fence_report(prompt, report, self.lang)
+        return [{"role": "system", "content": prompt},
+                {"role": "user", "content": f"{LABELS[self.lang]['request']}: {self.question}\n\n{report}"}]
+
     def _tool_list(self) -> str:
         return self.agent.tools.build_tool_list(self.lang).strip()
+
+
+def data_fence(executor: ReActAgent) -> Any | None:
+    """The part of `executor`'s requests (however many parts wrap it) that fences what the tools returned as data and
+    says so in a `fence_report(prompt, report, lang)` of its own (lesson 25's FencedData), or None. The executor's
+    runs are told earlier steps' answers through that part; the plan's own calls, which it never builds, ask it to
+    fence them the same way."""
+    part = executor.parts.request
+    while part is not None:
+        if callable(getattr(part, "fence_report", None)):
+            return part
+        part = getattr(part, "inner", None)
+    return None
 
 
 def _strip_answer_label(text: str) -> str:

@@ -27,6 +27,7 @@ from tinyagent.classroom.conversation import ORDER_ID, TRACKING_NO, message_text
 from tinyagent.classroom.intents import detect_intent
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.vocabulary import LOGISTICS
+from tinyagent.defences.fenced_data import read_through_fences
 from tinyagent.prompts import detect_language
 
 RETRY = {"en": "Try again: ", "zh": "再试一次："}
@@ -69,7 +70,8 @@ def lesson_17_reply(request: dict) -> Reply | None:
     first, last = messages[0], messages[-1]
     if not (isinstance(first, dict) and isinstance(last, dict)) or first.get("role") not in ("system", "developer"):
         return None
-    system, user = message_text(first), message_text(last)
+    # Lesson 25's fence may hold what the steps came to (fenced_data.py's fence_report): read as data, for its facts.
+    system, user = message_text(first), read_through_fences(message_text(last))
     kind = call_kind(system)
     if kind is None or last.get("role") != "user":
         return None
