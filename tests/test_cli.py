@@ -195,6 +195,19 @@ def test_a_database_name_too_long_for_the_file_system_is_one_line(tmp_path):
     assert done.stderr.strip().startswith("error: cannot create the shop's database") and "too long" in done.stderr
 
 
+def test_a_database_path_longer_than_sqlite_opens_is_one_line(tmp_path):
+    # Was "cannot create the shop's database ... (unable to open database file): give a path in a folder you can
+    # write to", for a folder anyone may write to.
+    deep = tmp_path.resolve() / ("d" * 200) / ("d" * 200) / ("d" * 200) / "shop.db"
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "ask", "hi", "--db", str(deep)],
+                          check=False, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "TINYAGENT_OFFLINE": "1"})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: the shop's database {deep} cannot be opened: its full path is too long for SQLite "
+                           f"({len(os.fsencode(deep))} bytes; SQLite opens at most 504): give a shorter path\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_database_of_another_program_is_refused_and_left_as_it_was(tmp_path):
     import sqlite3
 

@@ -14,8 +14,8 @@ names the file by a URI built from its path, whatever its name holds.
 A file a store cannot use (a folder, a text file, another program's lock held too long, a full disk, a read-only file
 or folder, a file moved away while open) is said in one line that names the store and the path and says what to do,
 the same words in every store (`why_unusable`): SQLite's own ("attempt to write a readonly database" for a file that
-was moved, "unable to open database file" for a folder that cannot be written) name neither and send people the
-wrong way. A path that can never be a store's file (empty or blank, a folder, a pipe, a device) is refused before
+was moved, "unable to open database file" for a folder that cannot be written, and for a path longer than SQLite
+opens) name neither and send people the wrong way. A path that can never be a store's file (empty or blank, a folder, a pipe, a device) is refused before
 anything is made (`why_not_a_file`): "  " was a file named by two spaces in the current folder. And an opening that
 fails leaves nothing the user did not have before (`left_as_found`): not the empty file, nor the folders made for it.
 
@@ -36,6 +36,11 @@ from pathlib import Path
 
 from tinyagent.errors import first_line
 from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, is_busy, primary_code, was_moved
+
+# The longest full path, in bytes, of a file SQLite opens. Its unix VFS holds a path in 512 bytes (MAX_PATHNAME), and
+# it refuses a file whose journal's path, "-journal" added, would not fit (pager.c): past that, a new file in a
+# folder anyone may write to is "unable to open database file", which sent people to the folder's permissions.
+SQLITE_MAX_PATH_BYTES = 512 - len("-journal")
 
 
 def file_uri(path: str | os.PathLike[str]) -> str:
@@ -237,7 +242,8 @@ def _why_this_path(path: str, exc: BaseException, what: str) -> str:
             return f"{what} {path} cannot be read: give your account permission to read it"
         if not (os.access(where, os.W_OK) and os.access(where.parent, os.W_OK)):  # SQLite's journal goes beside it
             return why_read_only(path, what)
-        return f"cannot open {what} {path} ({first_line(exc)}): give {what} a new file name, or a file made for it"
+        return (_why_too_long(path, what)
+                or f"cannot open {what} {path} ({first_line(exc)}): give {what} a new file name, or a file made for it")
     folder = where.absolute().parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent  # the nearest folder (or file) that exists: where creating it stopped
@@ -247,9 +253,23 @@ def _why_this_path(path: str, exc: BaseException, what: str) -> str:
         reason = f"the folder {folder} cannot be written"
     elif isinstance(exc, OSError) and exc.strerror:
         reason = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
-    else:
+    else:  # nothing about the folder stopped it: SQLite's own "unable to open database file"
+        too_long = _why_too_long(path, what)
+        if too_long:
+            return too_long
         reason = first_line(exc)
     return f"cannot create {what} {path} ({reason}): give a path in a folder you can write to"
+
+
+def _why_too_long(path: str, what: str) -> str | None:
+    """`path` is longer than SQLite opens (SQLITE_MAX_PATH_BYTES, its full path: a relative one's folder counts), in
+    one line; None when it is not. Asked only once SQLite has failed to open it: a build with room for longer paths
+    opens them."""
+    full = len(os.fsencode(os.path.realpath(path)))  # what SQLite measures: the file's own path, links followed
+    if full <= SQLITE_MAX_PATH_BYTES:
+        return None
+    return (f"{what} {path} cannot be opened: its full path is too long for SQLite ({full} bytes; SQLite opens at most "
+            f"{SQLITE_MAX_PATH_BYTES}): give a shorter path")
 
 
 def table_list(names: list[str]) -> str:
