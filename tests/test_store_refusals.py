@@ -20,6 +20,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +121,28 @@ def test_a_text_file(store, tmp_path):
     says(message, store, notes, GIVE_A_FILE)
     assert message.startswith(f"{notes} is not an SQLite database"), message
     assert notes.read_bytes() == before
+
+
+@EVERY_STORE
+@pytest.mark.parametrize("case", ["text-file", "journal-cannot-be-made"])
+def test_a_failed_start_is_the_stores_own_error_alone(store, tmp_path, case):
+    # A notebook shows a store's error as its one line (TinyAgentError._render_traceback_) and a command prints its
+    # first line; a script, a log or traceback.print_exception shows the whole chain. The shop's start chained SQLite's
+    # error to its own (`from exc`), and where SQLite could not make the journal of a new file, the ShopReadOnlyError
+    # that said it in Chinese too; the other stores raise their own error alone (`from None`), as the shop now does.
+    path = tmp_path / "mine.db"
+    if case == "text-file":
+        path.write_text("not a database, just text that is long enough to be read as a header\n" * 20)
+    else:  # the file may be made, but not the journal SQLite writes beside it at the first write
+        (tmp_path / "mine.db-journal").mkdir()
+    with pytest.raises(TinyAgentError) as caught:
+        store.open(str(path))
+    assert "\n" not in str(caught.value) and store.what in str(caught.value), caught.value
+    shown, exc = [], caught.value  # the errors a traceback prints, as traceback.print_exception walks them
+    while exc is not None:
+        shown.append(exc)
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    assert shown == [caught.value], "".join(traceback.format_exception(caught.value))
 
 
 @EVERY_STORE

@@ -48,12 +48,11 @@ from tinyagent.errors import ShopDatabaseError
 from tinyagent.memory.sqlite_files import (
     columns_of,
     connect_file,
-    left_as_found,
     other_columns,
+    store_opening,
     table_list,
     table_names,
     why_damaged,
-    why_not_a_file,
     why_read_only,
     why_unusable,
 )
@@ -192,31 +191,24 @@ class Shop:
         self.clock = clock
         self.read_only = False
         self._lock = threading.RLock()
-        if self.path == ":memory:":
-            self._conn = _connect(self.path)
+        # Refused before anything is made (an empty path, a folder, a device or a pipe: SQLite would misread
+        # /dev/null); a failed start leaves nothing behind and one line says why, as every store does
+        # (sqlite_files.store_opening). A busy file or a failed write goes on as the ShopError that says it.
+        with store_opening(self.path, NAMED, EXAMPLE, ShopDatabaseError, BUSY_TIMEOUT_SECONDS):
+            self._conn = self._open_file()
             self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
-            self._prepare()
-            return
-        try:
-            # Refused before anything is made: an empty path (Path("") is the current folder, and "  " a file named by
-            # two spaces), a folder, a device or a pipe (SQLite would misread /dev/null).
-            refusal = why_not_a_file(self.path, NAMED, EXAMPLE)
-            if refusal:
-                raise ShopDatabaseError(refusal)
-            with left_as_found(self.path):  # a failed start leaves nothing behind: the empty file, the folders made
-                self._conn = self._open_file()
-                self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
-                try:
-                    self._prepare()
-                except BaseException:
-                    self._conn.close()
-                    raise
-        except (sqlite3.Error, OSError, ShopReadOnlyError) as exc:  # the others say why already (busy, a write failed)
-            cause = exc.__cause__ or exc  # a ShopReadOnlyError's SQLite error, said as a start's failure
-            raise ShopDatabaseError(why_unusable(self.path, cause, NAMED, EXAMPLE, BUSY_TIMEOUT_SECONDS)) from exc
+            try:
+                self._prepare()
+            except BaseException as exc:
+                self._conn.close()  # the file is left as it was, and not held open
+                if isinstance(exc, ShopReadOnlyError) and exc.__cause__ is not None:
+                    raise exc.__cause__ from None  # a disk that refused the first write: said as a start's failure
+                raise
 
     def _open_file(self) -> sqlite3.Connection:
         path = Path(self.path)
+        if self.path == ":memory:":  # a fresh database in memory, even beside a file of that name
+            return _connect(self.path)
         # Asking the kernel (not the file mode) is right for root too: on a read-only disk it says no.
         if path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
             self.read_only = True
