@@ -15,6 +15,7 @@ from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.server import ClassroomServer
 
 from .conftest import PATIENCE
+from .serving_process import wait_for
 
 MODELS = {"classroom": "echo"}
 BODY = {"model": "classroom", "messages": [{"role": "user", "content": "hi"}]}
@@ -131,12 +132,15 @@ def expecting(port: int, head: bytes) -> tuple[socket.socket, bytes]:
 EXPECT = b"Expect: 100-continue\r\n"
 
 
-@pytest.mark.parametrize(("path", "host", "media_type", "length", "status"), [
+REFUSED_FROM_THE_HEAD = pytest.mark.parametrize(("path", "host", "media_type", "length", "status"), [
     (b"/v1/nowhere", b"127.0.0.1", b"application/json", 10, b"404"),
     (b"/v1/chat/completions", b"127.0.0.1", b"application/json", 99999999, b"413"),
     (b"/v1/chat/completions", b"127.0.0.1", b"text/plain", 10, b"415"),
     (b"/v1/chat/completions", b"evil.example", b"application/json", 10, b"403"),
 ], ids=["unknown path", "too large", "not JSON", "foreign Host"])
+
+
+@REFUSED_FROM_THE_HEAD
 def test_a_request_refused_from_its_head_gets_the_refusal_not_100_continue(room, path, host, media_type, length,
                                                                            status):
     # RFC 9110 §10.1.1: "100 Continue" asks the client for a body; a server that refuses from the head alone answers
@@ -167,3 +171,41 @@ def test_a_request_it_will_read_gets_100_continue_before_its_body(room):
         while chunk := sock.recv(65536):
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 200 ") and b'"hi"' in answer, answer[:300]
+
+
+def read_to_the_end(sock: socket.socket) -> bytes:
+    """What comes on `sock` until the server ends its side (PATIENCE at most for each read)."""
+    answer = b""
+    while chunk := sock.recv(65536):
+        answer += chunk
+    return answer
+
+
+@REFUSED_FROM_THE_HEAD
+def test_a_refusal_to_a_client_waiting_for_100_continue_ends_the_connection(path, host, media_type, length, status):
+    # The room then waited for the body it had not asked for, until its read_timeout: a client that kept the
+    # connection open (waiting for the 100, or for the server to end it as its Connection: close said) held the
+    # room's thread that long. Its read_timeout here is longer than any wait of this test's: only the room's own
+    # choice ends the connection sooner.
+    head = (b"POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n"
+            % (path, host, media_type, length))
+    with ClassroomServer(responder=echo, models=MODELS, read_timeout=10 * PATIENCE) as patient:
+        sock, first = expecting(patient.port, head + EXPECT + b"\r\n")
+        with sock:  # kept open, sending nothing, until the room has ended the connection and its thread
+            answer = first + read_to_the_end(sock)
+            assert answer.startswith(b"HTTP/1.1 " + status + b" ") and answer.endswith(b"}"), answer
+            wait_for(lambda: not patient._httpd._open, "the connection's thread to end")
+
+
+def test_a_body_sent_without_waiting_for_100_continue_is_read_past_after_the_refusal():
+    # RFC 9110 §10.1.1 lets a client send its body without waiting for the 100: the room ends its side at the refusal
+    # and reads what comes until the client closes, so no reset takes the answer from under the client's reader.
+    body = b"{" + b" " * 100_000 + b"}"
+    head = (b"POST /v1/nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n" % len(body))
+    with ClassroomServer(responder=echo, models=MODELS, read_timeout=10 * PATIENCE) as patient:
+        with socket.create_connection(("127.0.0.1", patient.port), timeout=PATIENCE) as sock:
+            sock.sendall(head + EXPECT + b"\r\n" + body)
+            answer = read_to_the_end(sock)
+        assert answer.startswith(b"HTTP/1.1 404 ") and answer.endswith(b"}"), answer
+        wait_for(lambda: not patient._httpd._open, "the connection's thread to end")

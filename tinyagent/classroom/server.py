@@ -918,6 +918,14 @@ class _Handler(HeadCheckingHandler):
             return
         with suppress(ApiError, *CLIENT_GONE):  # out of time, or gone: the connection closes anyway
             self.wfile.flush()  # the refusal goes out now, not once the body has come (or the read_timeout)
+            if self.continue_owed:
+                # The client waits for "100 Continue" before it sends its body, and was refused instead: no body is
+                # coming (RFC 9110 §10.1.1), and waiting for one held this thread until the read_timeout for a client
+                # that kept the connection open. Our side ends now; what is still on its way (a client may send the
+                # body without waiting) is read as for any refused connection, until the client closes.
+                with suppress(OSError):
+                    _let_the_client_finish(self.connection, time.monotonic() + REFUSAL_SECONDS)
+                return
             self._read_exactly(size, keep=False)
 
     def _read_exactly(self, size: int, keep: bool = True) -> bytes:
@@ -1164,15 +1172,16 @@ def _capped_client(address: str) -> str | None:
     return None if ip.is_loopback else str(ip)
 
 
-def _let_the_client_finish(tls: ssl.SSLSocket, deadline: float) -> None:
-    """After a refusal over TLS, from its own thread: end our side (the client reads the answer, then the end),
-    and read what the client still sends until it closes, the deadline passes or MAX_BODY_BYTES came. Why: see
-    hosting.slow_clients.EndingGently, which does the same for plain HTTP in the serving loop."""
-    tls.shutdown(socket.SHUT_WR)  # also ends TLS on this socket: what follows is read as it comes, undecrypted
+def _let_the_client_finish(connection: socket.socket, deadline: float) -> None:
+    """After a refusal from a thread (one over TLS, or one whose body was never asked for): end our side (the client
+    reads the answer, then the end), and read what the client still sends until it closes, the deadline passes
+    (TimeoutError) or MAX_BODY_BYTES came. Why: see hosting.slow_clients.EndingGently, which does the same for plain
+    HTTP in the serving loop."""
+    connection.shutdown(socket.SHUT_WR)  # also ends TLS on a TLS socket: what follows is read as it comes, undecrypted
     received = 0
     while received < MAX_BODY_BYTES and (left := deadline - time.monotonic()) > 0:
-        tls.settimeout(left)
-        part = tls.recv(65536)
+        connection.settimeout(left)
+        part = connection.recv(65536)
         if not part:
             return
         received += len(part)
