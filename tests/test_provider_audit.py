@@ -11,10 +11,12 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler
 from itertools import pairwise
 
+import hypothesis
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,6 +26,7 @@ from tinyagent.__main__ import main
 from tinyagent.classroom.server import ClassroomServer, tls_context
 from tinyagent.doctor import FAIL, WARN, diagnose, run_doctor
 from tinyagent.errors import (
+    MIN_SECRET_CHARS,
     NO_KEY_NEEDED,
     AuthenticationError,
     BadResponseError,
@@ -33,12 +36,18 @@ from tinyagent.errors import (
     ServerError,
     redact,
 )
-from tinyagent.protocols.streaming import SplitKeyRedactor, StreamedSend, chat_streamed, open_stream
+from tinyagent.protocols.streaming import (
+    ReplyStream,
+    SplitKeyRedactor,
+    StreamedSend,
+    chat_streamed,
+    open_stream,
+)
 from tinyagent.settings import Settings
 from tinyagent.shop import Shop, shop_registry
 
 from .conftest import LoopbackHttp, completion
-from .test_streaming import chunk, sse
+from .test_streaming import FakeResponse, chunk, sse
 
 KEY = "sk-audit-SECRET-4e9b21d0"
 MESSAGES = [{"role": "user", "content": "hi"}]
@@ -439,6 +448,87 @@ def test_the_pieces_joined_are_the_whole_text_redacted_however_it_is_split(befor
     bounds = [0, *sorted(min(cut, len(whole)) for cut in cuts), len(whole)]
     released = [redactor.feed(whole[start:end]) for start, end in pairwise(bounds)]
     assert "".join(released) + redactor.finish() == redact(whole, key)
+
+
+def joined(chunks: list[dict], field: str) -> str:
+    """A field's pieces in the chunks, joined: the content, the first tool call's arguments, or the thinking a
+    reasoning model streams beside the content (reasoning_content), which the client keeps in the chunks alone."""
+    pieces = []
+    for each in chunks:
+        for choice in each.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if field == "arguments":
+                pieces += [call["function"].get("arguments", "") for call in delta.get("tool_calls") or []]
+            else:
+                pieces.append(delta.get(field) or "")
+    return "".join(pieces)
+
+
+def test_a_key_split_across_two_chunks_is_not_kept_in_the_replys_chunks(scripted_server):
+    # Each chunk was redacted alone, so reply.raw["chunks"] kept "sk-audit-" in one and "SECRET-4e9b21d0" in the
+    # next, though the text, the trace and every command said "***": lesson 09 shows a reply's raw, and a learner
+    # printing a streamed one's saw the key in two halves.
+    scripted_server.reply(SPLIT_KEY)
+    reply = chat_streamed(client(scripted_server), MESSAGES)
+    for shown in (repr(reply.raw), json.dumps(reply.raw)):
+        assert KEY[:9] not in shown and KEY[9:] not in shown, shown
+    assert joined(reply.raw["chunks"], "content") == reply.text == "Thought: t\nFinal Answer: your key is ***, kept safe."
+
+
+def streamed(key: str, field: str, text: str, cuts: list[int]):
+    """The ChatResult of a stream from a server that sends `text` in `field`, cut into chunks at `cuts`, read by a
+    client whose key is `key`."""
+    bounds = [0, *sorted(min(cut, len(text)) for cut in cuts), len(text)]
+    deltas = [{"content": ""}]
+    if field == "arguments":  # the call's name first, as servers send it: a call without one is refused
+        deltas = [{"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                   "function": {"name": "remember", "arguments": ""}}]}]
+    for start, end in pairwise(bounds):
+        piece = text[start:end]
+        deltas.append({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]} if field == "arguments"
+                      else {field: piece})
+    lines = [json.dumps({"id": "chatcmpl-1", "model": "test-model",
+                         "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}) for delta in deltas]
+    lines.append(json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    body = "".join(f"data: {line}\n\n" for line in lines) + "data: [DONE]\n\n"
+    llm = LlmClient("http://127.0.0.1:9/v1", key, "test-model")
+    return ReplyStream(llm, FakeResponse([body.encode()]), None, time.perf_counter()).finish()
+
+
+FIELDS = st.sampled_from(["content", "arguments", "reasoning_content"])
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@given(FIELDS, st.lists(st.sampled_from(["sk-ab-sk", "ab", " ", "-", "sk", "s", "k-"]), max_size=12),
+       st.lists(st.integers(min_value=0, max_value=120), max_size=10))
+def test_the_chunks_never_hold_the_key_however_it_is_split(field, words, cuts):
+    # A key whose start comes again inside it, in text made of its own pieces, as often as hypothesis likes, cut
+    # anywhere: the chunks joined field by field never hold it, and say what the reply says.
+    key = "sk-ab-sk"
+    reply = streamed(key, field, "".join(words), cuts)
+    chunks = reply.raw["chunks"]
+    assert key not in joined(chunks, field)
+    if field == "content":
+        assert joined(chunks, field) == reply.text
+    elif field == "arguments":
+        assert joined(chunks, field) == reply.tool_calls[0]["function"]["arguments"]
+
+
+KEY_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+OTHER_TEXT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz .,:'\n你好订单退款", max_size=20)  # none of the key's
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@given(FIELDS, st.text(alphabet=KEY_CHARACTERS, min_size=MIN_SECRET_CHARS, max_size=32),
+       st.lists(OTHER_TEXT, min_size=2, max_size=4), st.lists(st.integers(min_value=0, max_value=200), max_size=12))
+def test_no_piece_of_the_key_as_long_as_the_redaction_floor_is_shown_in_the_chunks(field, key, around, cuts):
+    # The key between pieces of other text, once or more, cut anywhere (into many chunks, a few characters each):
+    # printed, the chunks hold no piece of it as long as redact's floor (shorter ones are in any text, and in the
+    # chunks' own JSON). The other text shares no character with the key, so any such piece could only be the key's.
+    reply = streamed(key, field, key.join(around), cuts)
+    pieces = {key[start:start + MIN_SECRET_CHARS] for start in range(len(key) - MIN_SECRET_CHARS + 1)}
+    for shown in (repr(reply.raw), json.dumps(reply.raw, ensure_ascii=False), str(reply.raw["chunks"])):
+        assert not [piece for piece in pieces if piece in shown], shown
 
 
 # -- 13. a setting that is not valid text ----------------------------------------------------------------------------
