@@ -1,7 +1,7 @@
 """Wrong answers to lessons 13, 14, 15, 19, 20, 23 and 25's exercises that an audit found passing or told the wrong
 thing: NaN told apart as "state", a refused 2 ** 100 with no word of the limit, an event name left unstripped and
-blamed on lstrip, a Responses output stripped, grammars that let a letter stand in a digit's place, and ids read
-only beside some marks. Each now fails and says what is wrong, and each lesson's solution still passes."""
+blamed on lstrip, an event name handed on from a block without data (blamed on case), a Responses output stripped,
+grammars that let a letter stand in a digit's place, and ids read only beside some marks. Each now fails and says what is wrong, and each lesson's solution still passes."""
 
 from __future__ import annotations
 
@@ -66,6 +66,28 @@ def test_19_an_event_name_left_unstripped_is_told_to_strip_not_blamed_on_lstrip(
     said = failure(check_sse_reader, read_events_with(name_in=lambda line: line.lstrip("event:").strip() or "message"))  # noqa: B005
     assert "lstrip('event:') strips those letters, not the prefix" in said, said
 
+
+
+def test_19_a_name_kept_from_a_block_without_data_is_told_so_not_blamed_on_case():
+    def name_carried(text):  # the name reset only once an event is made: a block with no data hands it on
+        events, name = [], "message"
+        for block in re.sub(r"\r\n|\r", "\n", text).split("\n\n"):
+            data = []
+            for line in block.split("\n"):
+                if line.startswith("event:"):
+                    name = line[len("event:"):].strip() or "message"
+                elif line.startswith("data:"):
+                    data.append(line[len("data:"):].removeprefix(" "))
+            if data:
+                events.append((name, "\n".join(data)))
+                name = "message"
+        return events
+
+    said = failure(check_sse_reader, name_carried)
+    assert "the spec says: a block with an event: line but no data: line gives no event ('event: ping' alone is " \
+           "none), and names no block after it" in said, said
+    assert "its event: line names only that block" in said and "case" not in said, said
+    assert passes(check_sse_reader, read_events_with())
 
 # -- 20, exercise 1 ----------------------------------------------------------------------------------
 def test_20_a_responses_output_stripped_fails():

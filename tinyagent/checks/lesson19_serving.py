@@ -273,13 +273,14 @@ def _misread(text: str, *, is_name: Callable[[str], bool] = lambda line: line.st
              is_data: Callable[[str], bool] = lambda line: line.startswith("data:"),
              data_of: Callable[[str], str] = lambda line: line[len("data:"):].removeprefix(" "),
              named_is_an_event: bool = False, first_name_only: bool = False,
-             every_block: bool = False) -> list[tuple[str, str]]:
+             every_block: bool = False, name_carried: bool = False) -> list[tuple[str, str]]:
     """The reference's reading with one piece swapped for a mistake's: what an answer that made it returns
     (`first_name_only`: a block named by its first event: line, not its last; `every_block`: each block an event,
-    one with no data: line too, the empty text after the last blank line among them)."""
-    events = []
+    one with no data: line too, the empty text after the last blank line among them; `name_carried`: the name of a
+    block with no data handed on to the next block, the name reset only once an event is made)."""
+    events, carried = [], "message"
     for block in re.sub(r"\r\n|\r", "\n", text).split("\n\n"):
-        name, data, named = "message", [], False
+        name, data, named = carried if name_carried else "message", [], False
         for line in block.split("\n"):
             if line.startswith(":"):
                 continue
@@ -290,6 +291,7 @@ def _misread(text: str, *, is_name: Callable[[str], bool] = lambda line: line.st
                 data.append(data_of(line))
         if data or (named_is_an_event and named) or every_block:
             events.append((name, "\n".join(data)))
+        carried = name if not data else "message"
     return events
 
 
@@ -334,6 +336,9 @@ def _mistake_seen(text: str, expected: list, got: list) -> str | None:
         return "Two blocks alike are two events: keep each, in order."
     if got == _misread(text, named_is_an_event=True):
         return "A block with an event: line but no data: line is no event."
+    if got == _misread(text, name_carried=True):
+        return ("The block before had no data: its event: line names only that block, and gives no event; the next "
+                "block starts as \"message\".")
     if got == _misread(text, every_block=True):
         # reported under whichever rule's stream it met first (one space after data:, on its first): say what it is
         return ("Its events' names and data are right, but it made an event of a block with no data: line: such a "
@@ -511,6 +516,9 @@ def _names_without_data(rng: random.Random) -> Iterator[tuple]:
     """A block with an event: line and no data: line is no event: its name names nothing."""
     yield ("event: ping\n\nevent: end\ndata: done\n\n",)
     yield ("event: end\ndata: x\n\nevent: ping\n",)
+    # nor is it the next block's name: a block after it with no event: line is "message"
+    yield ('event: ping\n\ndata: {"note": "unnamed"}\n\n',)
+    yield ('event: tool_call\n: keep-alive\n\ndata: {"text": "已签收"}\n\nevent: end\ndata: {"answer": "done"}\n\n',)
 
 
 def _fields_in_another_case(rng: random.Random) -> Iterator[tuple]:
@@ -650,7 +658,8 @@ SSE_RULES = (
          _other_fields, _another_field_read),
     Rule("a block's name is the text after event:, stripped: spaces and tabs around it are not part of it "
          "('event:  end\\t' names 'end')", _names_with_spaces, _name_not_stripped),
-    Rule("a block with an event: line but no data: line gives no event ('event: ping' alone is none)",
+    Rule("a block with an event: line but no data: line gives no event ('event: ping' alone is none), and names no "
+         "block after it",
          _names_without_data, _first_difference),
     Rule("field names are case-sensitive: an Event: or Data: line is another field's, skipped",
          _fields_in_another_case, _first_difference),
