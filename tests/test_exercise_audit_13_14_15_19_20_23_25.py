@@ -1,7 +1,8 @@
 """Wrong answers to lessons 13, 14, 15, 19, 20, 23 and 25's exercises that an audit found passing or told the wrong
 thing: NaN told apart as "state", a refused 2 ** 100 with no word of the limit, an event name left unstripped and
 blamed on lstrip, an event name handed on from a block without data (blamed on case), a Responses output stripped,
-grammars that let a letter stand in a digit's place, and ids read only beside some marks. Each now fails and says what is wrong, and each lesson's solution still passes."""
+the label lstrip()ped as letters and the whole prompt's lines stripped before they are read, grammars that let a letter
+stand in a digit's place, and ids read only beside some marks. Each now fails and says what is wrong, and each lesson's solution still passes."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pytest
 
 from tests.test_exercise_audit_21_23_25 import ids_from_customer
 from tests.test_exercises import (
+    _observations_in_with,
     _solution_20_observations_in,
+    _text_of,
     failure,
     fold_logistics,
     passes,
@@ -100,6 +103,44 @@ def test_20_a_responses_output_stripped_fails():
     assert "the spec says: the Responses API's input: each function_call_output item's output" in said, said
     assert passes(check_observations_in, _solution_20_observations_in)
 
+
+
+@pytest.mark.parametrize("chars", ["Observation:", "Observation: "])
+def test_20_the_label_lstripped_as_letters_fails(chars):
+    # str.lstrip takes a set of characters: it strips the label, then a result's first letters if they are the
+    # label's too (order, no, in transit); it passed, as every generated result began with {, R or Chinese
+    lstripped = _observations_in_with(cut=lambda text: text.lstrip(chars), line_cut=lambda line: line.lstrip(chars))
+    said = failure(check_observations_in, lstripped)
+    assert "the spec says: the label is cut once, as a prefix" in said, said
+    assert "lost its first letters: lstrip() strips any of the label's letters, not the label. Cut " \
+           "len('Observation:') characters, then strip." in said, said
+    assert passes(check_observations_in, _solution_20_observations_in)
+
+
+def test_20_the_whole_prompt_read_with_its_lines_stripped_fails():
+    def lines_stripped(text):  # the whole prompt's lines stripped before they are looked at: an indented one read
+        lines = [line.strip() for line in text.splitlines()]
+        last = max(n for n, line in enumerate(lines) if line.startswith("Question:"))
+        return [line[len("Observation:"):] for line in lines[last:] if line.startswith("Observation:")]
+
+    stripped = _observations_in_with(prompt_reader=lambda scratchpad: [])
+
+    def read(body):  # the solution, but for a user message holding the whole prompt
+        if "messages" not in body:
+            return stripped(body)
+        found = []
+        for message in body["messages"]:
+            text = _text_of(message.get("content")).strip()
+            whole = message.get("role") == "user" and not text.startswith("Observation:") and any(
+                line.strip().startswith("Question:") for line in text.splitlines())
+            found += lines_stripped(text) if whole else stripped({"messages": [message]})
+        return [one.strip() for one in found]
+
+    said = failure(check_observations_in, read)
+    assert "the spec says: the whole prompt: only lines that start with Question: or Observation: are those lines" \
+           in said, said
+    assert "An indented line is no Question: or Observation: line: do not strip() the lines." in said, said
+    assert passes(check_observations_in, _solution_20_observations_in)
 
 # -- 23, exercise 1 ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("grammar", [

@@ -481,6 +481,12 @@ def _lines_of_the_prompt(rng: random.Random) -> Iterator[tuple]:
         "Action: searchKnowledge\nAction Input: 退货\nObservation: 七天无理由退货\n"
         "Questions on a return: ask within 7 days of signing.\nObservations of damage need a photo.\n"
         f"Thought: now the order.\nAction: queryOrder\nAction Input: 88231\nObservation: {_ORDER}\nThought:")}]},)
+    # nor the labels indented, as a result's next lines may be: a line is those lines by how it starts, unstripped
+    yield ({"model": "m", "stop": ["\nObservation"], "messages": [{"role": "user", "content": (
+        f"Answer as best you can.\n\n{_FORMAT}Question: {_QUESTION}\nThought: I look the policy up.\n"
+        "Action: searchKnowledge\nAction Input: 退货\nObservation: 七天无理由退货，例如：\n"
+        "  Question: 拆封了还能退吗？\n  Observation: 未使用即可。\n"
+        f"Thought: now the order.\nAction: queryOrder\nAction Input: 88231\nObservation: {_ORDER}\nThought:")}]},)
     # nor the labels in lower case, as a result's next lines may begin: the labels count as written, case and all
     yield ({"model": "m", "stop": ["\nObservation"], "messages": [{"role": "user", "content": (
         f"Answer as best you can.\n\n{_FORMAT}Question: {_QUESTION}\nThought: I look the policy up.\n"
@@ -490,7 +496,13 @@ def _lines_of_the_prompt(rng: random.Random) -> Iterator[tuple]:
 
 
 def _prompt_lines_read_wrong(args: tuple, expected: list[str], got: list[str]) -> str | None:
-    """_first_difference, and where the answer read a line by what it holds rather than how it starts, that."""
+    """_first_difference, and where the answer read a line by what it holds rather than how it starts, or read the
+    lines stripped, that."""
+    body = args[0]
+    unindented = {**body, "messages": [{**message, "content": "\n".join(
+        line.strip() for line in message["content"].splitlines())} for message in body.get("messages", [])]}
+    if got != expected and _stripped(got) == _stripped(_observations(unindented)):
+        return "An indented line is no Question: or Observation: line: do not strip() the lines."
     if len(got) > len(expected):
         return "It read a line that does not start with Observation: as a result."
     if len(got) < len(expected):
@@ -571,6 +583,35 @@ def _prompt_known_by_stop(args: tuple, expected: list[str], got: list[str]) -> s
     return _first_difference(args, expected, got)
 
 
+def _results_with_the_labels_letters(rng: random.Random) -> Iterator[tuple]:
+    """Results that begin with letters the label holds too (o, b, s, e, r, v, a, t, i, n: order, no, in transit,
+    Observation itself), right after the label or after its space: cut once, the label leaves them whole. Fixed
+    inputs, nothing drawn from `rng`."""
+    for result in ("order 88231 not found", "not found", "in transit since 06-20", "Observation noted: 已签收"):
+        for space in (" ", ""):
+            yield ({"model": "m", "messages": [
+                {"role": "user", "content": _QUESTION}, {"role": "assistant", "content": _STEP_1},
+                {"role": "user", "content": f"Observation:{space}{result}"}]},)
+    yield ({"model": "m", "stop": ["\nObservation"], "messages": [{"role": "user", "content": (
+        f"Answer as best you can.\n\n{_FORMAT}Question: 订单 88231 到哪了？\nThought: 先查订单。\n"
+        "Action: queryOrder\nAction Input: 88231\nObservation: in transit\nThought: 再查物流。\n"
+        "Action: queryLogistics\nAction Input: SF1234567890\nObservation:arriving on 06-24\nThought:")}]},)
+    yield ({"model": "m", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": _QUESTION}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Calling tools:\n[{'name': 'queryOrder'}]"}]},
+        {"role": "user", "content": [{"type": "text", "text": "Observation: "}, {"type": "text", "text": "no order"}]}]},)
+
+
+def _label_cut_as_letters(args: tuple, expected: list[str], got: list[str]) -> str | None:
+    """_first_difference, and where a result lost first letters that the label holds too (lstrip's set), that."""
+    for want, have in zip(_stripped(expected), _stripped(got)):
+        if isinstance(have, str) and any(want != have == want.lstrip(chars).strip()
+                                         for chars in ("Observation:", "Observation: ")):
+            return (f"Result {_brief(want, 20)} lost its first letters: lstrip() strips any of the label's letters, "
+                    "not the label. Cut len('Observation:') characters, then strip.")
+    return _first_difference(args, expected, got)
+
+
 def _first_line_missed(args: tuple, expected: list[str], got: list[str]) -> str | None:
     if got == [] and expected:
         return "The prompt's first line is a line too: a prompt may start with its Question: line."
@@ -600,6 +641,8 @@ OBSERVATION_RULES = (
          _label_after_spaces, _first_difference),
     Rule("the whole prompt is known by its text alone: a request with no stop field (or another stop) is read the "
          "same", _prompt_without_stop, _prompt_known_by_stop),
+    Rule("the label is cut once, as a prefix: a result that begins with letters the label holds too (order, not "
+         "found, in transit) keeps them", _results_with_the_labels_letters, _label_cut_as_letters),
 )
 
 
