@@ -2,7 +2,8 @@
 thing: NaN told apart as "state", a refused 2 ** 100 with no word of the limit, an event name left unstripped and
 blamed on lstrip, an event name handed on from a block without data (blamed on case), a Responses output stripped,
 the label lstrip()ped as letters and the whole prompt's lines stripped before they are read, grammars that let a letter
-stand in a digit's place, and ids read only beside some marks. Each now fails and says what is wrong, and each lesson's solution still passes."""
+stand in a digit's place, ids sorted, missed in Observations or repeated (told under another rule's sentence), and ids
+read only beside some marks. Each now fails and says what is wrong, and each lesson's solution still passes."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from tests.test_exercise_audit_21_23_25 import ids_from_customer
 from tests.test_exercises import (
+    _ids_seen_solution,
     _observations_in_with,
     _solution_20_observations_in,
     _text_of,
@@ -27,6 +29,7 @@ from tests.test_exercises import (
 from tinyagent.checks import (
     check_fold_logistics,
     check_ids_from_customer,
+    check_ids_seen,
     check_observations_in,
     check_read_chunks,
     check_safe_eval,
@@ -154,6 +157,31 @@ def test_23_a_grammar_with_a_letter_in_a_digits_place_fails(grammar):
     assert "the ten digits 0 to 9" in said and "expected 'refused'" in said, said
     assert passes(check_tracking_grammar, "root ::= [A-Z] [A-Z] [0-9]{10}")
 
+
+
+# -- 23, exercise 2 ----------------------------------------------------------------------------------
+def _every_id(messages, example):  # the solution, each id as often as it is written
+    found = []
+    for message in messages:
+        found += [one for one in _ids_seen_solution([message], example) for _ in range(
+            unicodedata.normalize("NFKC", message["content"]).upper().count(one))]
+    return found
+
+
+@pytest.mark.parametrize("answer, sentence, hint", [
+    (lambda messages, example: sorted(_ids_seen_solution(messages, example)), "and the Observations, in order",
+     "Keep the order they first appear in."),
+    (lambda messages, example: _ids_seen_solution(
+        [m for m in messages if not m["content"].startswith("Observation:")], example),
+     "in the customer's messages and the Observations", "ids come from every Observation too."),
+    (_every_id, "each once, in the order they first appear", "Each id once."),
+])
+def test_23_ids_in_another_order_missed_in_observations_or_repeated_are_told_by_their_sentence(answer, sentence, hint):
+    # each failed under a sentence about another thing (the words' shape, or whose messages count) with the right hint
+    said = failure(check_ids_seen, answer)
+    assert sentence in said.split("ids_seen(messages, example) does not hold to it")[0], said
+    assert hint in said, said
+    assert passes(check_ids_seen, _ids_seen_solution)
 
 # -- 25, exercise 2 ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("joined", ["-/", "【】", "、", "\"'", "|"])

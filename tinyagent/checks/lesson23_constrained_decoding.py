@@ -372,9 +372,11 @@ def _whose_words(rng: random.Random) -> Iterator[tuple]:
     # an Observation is read as text, whatever it holds: a number in its JSON, an error in words
     yield ([{"role": "user", "content": "Where is my order?"},
             {"role": "user", "content": 'Observation: {"orderId": 88231, "price": 1999}'}], "88231")
+    # (an id of its own, not the customer's again: an answer that gives a repeated id twice fails on the rule that
+    # says "each once", with its words)
     yield ([{"role": "user", "content": "Where is order 88231?"},
             {"role": "assistant", "content": "Thought: look it up\nAction: queryOrder\nAction Input: 88231"},
-            {"role": "user", "content": "Observation: Error: no order 88231; did you mean 88239?"}], "88231")
+            {"role": "user", "content": "Observation: Error: no order 88213; did you mean 88239?"}], "88231")
 
 
 def _cases(rng: random.Random) -> Iterator[tuple]:
@@ -715,7 +717,8 @@ def _json_hint(args: tuple, expected: list[str], got: object) -> str | None:
 
 
 IDS_RULES = (
-    Rule("the whole words shaped like `example` (letters as letters, digits as digits)", _shapes, _ids_hint),
+    Rule("the whole words shaped like `example` (letters as letters, digits as digits) in the customer's messages "
+         "and the Observations, in order", _shapes, _ids_hint),
     Rule("only the `user` messages (the customer's, the Observations), not the system's or the model's",
          _whose_words, _ids_hint),
     Rule("upper-cased (sf1234567890 is SF1234567890)", _cases, _ids_hint),
