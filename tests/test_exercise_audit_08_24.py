@@ -1,11 +1,13 @@
 """Wrong answers to lessons 08 and 24's exercises that an audit found passing or told the wrong thing: an error object
 found with a regex (broken JSON, or "error" one level down, passed as it came), a "one of [...]" line blamed on the
-tool list's lines, a clash looked for among neighbouring servers only and blamed on the names kept, and a tool's name
-lowercased and blamed on the server's. Each now fails and says what is wrong, and each lesson's solution still
+tool list's lines, a blob's base64 read with validate=True (its line breaks refused), a mimeType of null shown, a clash
+looked for among neighbouring servers only and blamed on the names kept, and a tool's name lowercased and blamed on the
+server's. Each now fails and says what is wrong, and each lesson's solution still
 passes."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections import Counter
@@ -14,6 +16,8 @@ from tests.test_exercises import (
     _content_text,
     _merge_solution,
     _observation_solution,
+    _part_text,
+    _shown_value,
     failure,
     lean_prompt,
     passes,
@@ -104,6 +108,43 @@ def test_24_an_error_text_json_loads_cannot_read_is_no_error_object():
 
 
 # -- 24, exercise 2 ----------------------------------------------------------------------------------
+def blob_read(size=lambda blob: f"{len(base64.b64decode(blob))} bytes", mime=lambda resource: resource.get("mimeType")):
+    """The solution of 24's exercise 1, a blob's size said by `size(blob)` and its mimeType shown where `mime(resource)`
+    is true."""
+    def part_text(part):
+        resource = part.get("resource") or {}
+        if part["type"] != "resource" or "blob" not in resource:
+            return _part_text(part)
+        said = [_shown_value(resource["uri"]),
+                *([f"mimeType: {_shown_value(resource['mimeType'])}"] if mime(resource) else [])]
+        try:
+            said.append(size(resource["blob"]))
+        except ValueError:
+            said.append("not valid base64")
+        return f"[resource {', '.join([*said, 'not shown'])}]"
+
+    return lambda result: _observation_solution(result, part_text)
+
+
+def test_24_a_blob_with_line_breaks_is_read_as_b64decode_reads_it():
+    # validate=True refuses the line breaks base64.encodebytes writes every 76 characters (and a MIME mail's \r\n),
+    # which b64decode skips: it passed, as every generated blob was written by b64encode, on one line
+    strict = blob_read(size=lambda blob: f"{len(base64.b64decode(blob, validate=True))} bytes")
+    said = failure(check_observation_from_result, strict)
+    assert "the spec says: a blob's <n> is len(base64.b64decode(blob)): its line breaks (base64.encodebytes writes " \
+           "them) are skipped" in said, said
+    assert "b64decode(blob) skips line breaks (validate=False, its default): not validate=True." in said, said
+    assert passes(check_observation_from_result, _observation_solution)
+
+
+def test_24_a_mime_type_of_null_is_none():
+    # "mimeType": null is a resource with no mimeType: it passed shown as "mimeType: None", no blob having a null one
+    said = failure(check_observation_from_result,
+                   blob_read(mime=lambda resource: "mimeType" in resource and resource["mimeType"] != ""))
+    assert 'the spec says: a blob with no mimeType (or "") leaves "mimeType: …" out' in said, said
+    assert "A value missing or empty is left out, and its key with it." in said, said
+
+
 def neighbours_only(offers):  # a clash looked for on the servers next to each one only
     servers = list(offers)
     merged = []

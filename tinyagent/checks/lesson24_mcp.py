@@ -121,8 +121,28 @@ def _blobs_unsaid(rng: random.Random) -> Iterator[tuple]:
                                                               "blob": blob}}]},)
     yield ({"content": [{"type": "resource", "resource": {"uri": "kb://data", "blob": "AAAA"}}]},)
     yield ({"content": [{"type": "resource", "resource": {"uri": "kb://data", "mimeType": "", "blob": "AAAA"}}]},)
+    # null in the JSON is no mimeType either
+    yield ({"content": [{"type": "resource", "resource": {"uri": "kb://data", "mimeType": None, "blob": "AAAA"}}]},)
     for _ in range(3):
         yield (_result(_among_texts(rng, _blob_resource(rng, mime=False), _blob_resource(rng)), rng),)
+
+
+def _blobs_over_lines(rng: random.Random) -> Iterator[tuple]:
+    """Blobs written over several lines, as base64.encodebytes writes them (a line break every 76 characters and at
+    the end) or a mail's MIME with \r\n: b64decode skips the line breaks. Fixed inputs, nothing drawn from `rng`."""
+    pdf = base64.encodebytes(b"%PDF-1.4\n" + bytes(range(256)) * 2).decode()
+    yield ({"content": [{"type": "resource", "resource": {"uri": "kb://manual.pdf", "mimeType": "application/pdf",
+                                                          "blob": pdf}}]},)
+    yield ({"content": [{"type": "resource", "resource": {
+        "uri": "kb://invoice", "blob": base64.encodebytes("发票 88231 ¥1999".encode()).decode()}}]},)
+    yield ({"content": [{"type": "resource", "resource": {"uri": "mem://notes/1", "mimeType": "image/png",
+                                                          "blob": pdf.replace("\n", "\r\n")}}]},)
+
+
+def _blob_lines_hint(args: tuple, expected: str, got: object) -> str | None:
+    if isinstance(got, str) and got.count("not valid base64") > expected.count("not valid base64"):
+        return "b64decode(blob) skips line breaks (validate=False, its default): not validate=True."
+    return _parts_hint(args, expected, got)
 
 
 def _links(rng: random.Random) -> Iterator[tuple]:
@@ -439,7 +459,7 @@ def _parts_hint(args: tuple, expected: str, got: object) -> str | None:
         if got.count(wanted) < expected.count(wanted):
             return f'It left out "{wanted}": the spec\'s words, as they are.'
     if got.count("\n") > expected.count("\n") or any(ch in got and ch not in expected for ch in "\r\x1b\u2028\t"):
-        return "Each value on one line: one_line(value) shows a line break as \\n."
+        return "Each value on one line: one_line(value) shows a line break as \\n, a tab as \\t."
     if "…" in expected and "…" not in got:
         return "Cut as shortened(one_line(value), 200) does: one_line first, then the cut."
     for one in said:
@@ -489,6 +509,8 @@ OBSERVATION_RULES = (
          _spaced_objects, _spaced_hint),
     Rule('a text json.loads cannot read ({"error": oops}), or with "error" one level down, is no error object: '
          "error_observation(text)", _no_error_objects, _no_object_hint),
+    Rule("a blob's <n> is len(base64.b64decode(blob)): its line breaks (base64.encodebytes writes them) are skipped",
+         _blobs_over_lines, _blob_lines_hint),
 )
 
 
