@@ -2,8 +2,9 @@
 thing: NaN told apart as "state", a refused 2 ** 100 with no word of the limit, an event name left unstripped and
 blamed on lstrip, an event name handed on from a block without data (blamed on case), a Responses output stripped,
 the label lstrip()ped as letters and the whole prompt's lines stripped before they are read, grammars that let a letter
-stand in a digit's place, ids sorted, missed in Observations or repeated (told under another rule's sentence), and ids
-read only beside some marks. Each now fails and says what is wrong, and each lesson's solution still passes."""
+stand in a digit's place, ids sorted, missed in Observations or repeated (told under another rule's sentence), ids
+read only beside some marks, and the customer's first message skipped as if it were the system prompt (told that it
+was read as an Observation). Each now fails and says what is wrong, and each lesson's solution still passes."""
 
 from __future__ import annotations
 
@@ -204,3 +205,12 @@ def test_25_ids_read_only_beside_some_marks_fail(joined):
     assert "a word ends at anything that is not a Latin letter or a digit" in said, said
     assert "A word ends at any mark that is not a Latin letter or digit: an id beside one counts." in said, said
     assert passes(check_ids_from_customer, ids_from_customer)
+
+
+def test_25_the_first_message_skipped_as_the_system_prompt_is_told_so():
+    # messages[0] taken for the system prompt: every generated conversation but the label rule's began with one, so it
+    # failed there, told that 'OBSERVATION: 88236' was read as an Observation
+    said = failure(check_ids_from_customer, lambda messages: ids_from_customer(messages[1:]))
+    assert "the spec says: the five-digit ids the customer wrote" in said, said
+    assert "It skipped the first message: it is the customer's here (there is no system prompt)" in said, said
+    assert "Observation" not in said, said

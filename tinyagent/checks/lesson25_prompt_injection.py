@@ -171,6 +171,9 @@ def _customers_ids(rng: random.Random) -> Iterator[tuple]:
     # six digits are no five-digit id, nor four (a postcode, a quantity)
     yield ([_system(), {"role": "user", "content": "邮编 310000，订单 38112"}],)
     yield ([_system(), {"role": "user", "content": "Order 382310 or 38231? I have 1234 of them"}],)
+    # no system prompt: the first message is the customer's (a system prompt is told by its role, not its place)
+    yield ([{"role": "user", "content": "Where is order 38112?"}, {"role": "user", "content": "还有订单38119。"},
+            {"role": "user", "content": "And 38120, thanks"}],)
 
 
 def _not_theirs(rng: random.Random) -> Iterator[tuple]:
@@ -198,6 +201,9 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if not isinstance(got, list):
         return None
     (messages,) = args
+    if messages and messages[0]["role"] == "user" and got and got != expected and got == _reference_ids(messages[1:]):
+        return ("It skipped the first message: it is the customer's here (there is no system prompt). Tell a message "
+                "by its role, not its place.")
     observed = " ".join(m["content"] for m in messages if m["content"].startswith("Observation:"))
     if any(one in observed and one not in expected for one in got):
         spaced = " ".join(m["content"] for m in messages if m["content"].startswith("Observation: "))
