@@ -74,7 +74,6 @@ def test_19_an_event_name_left_unstripped_is_told_to_strip_not_blamed_on_lstrip(
     assert "lstrip('event:') strips those letters, not the prefix" in said, said
 
 
-
 def test_19_a_name_kept_from_a_block_without_data_is_told_so_not_blamed_on_case():
     def name_carried(text):  # the name reset only once an event is made: a block with no data hands it on
         events, name = [], "message"
@@ -106,7 +105,6 @@ def test_20_a_responses_output_stripped_fails():
     said = failure(check_observations_in, outputs_stripped)
     assert "the spec says: the Responses API's input: each function_call_output item's output" in said, said
     assert passes(check_observations_in, _solution_20_observations_in)
-
 
 
 @pytest.mark.parametrize("chars", ["Observation:", "Observation: "])
@@ -157,7 +155,6 @@ def test_23_a_grammar_with_a_letter_in_a_digits_place_fails(grammar):
     said = failure(check_tracking_grammar, grammar)
     assert "the ten digits 0 to 9" in said and "expected 'refused'" in said, said
     assert passes(check_tracking_grammar, "root ::= [A-Z] [A-Z] [0-9]{10}")
-
 
 
 # -- 23, exercise 2 ----------------------------------------------------------------------------------
