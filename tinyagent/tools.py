@@ -14,7 +14,8 @@ one free-text input, as its description says. Lesson 07's `@tool` (toolkit/typed
 hints; a hand-written tool may set it by hand. It is how a tool's input is shown in the prompt (lesson 07's
 protocols/tool_rendering.py), and what lesson 09's native function calling sends.
 
-`read_only` marks a look-up that changes nothing. Lesson 12's sessions leave its calls out of what a stopped run
+`read_only` marks a look-up that changes nothing: a class says `read_only = True` (the shop's look-ups do), lesson
+07's `@tool` takes `read_only=True`. Lesson 12's sessions leave its calls out of what a stopped run
 changed (memory/run_changes.py), lesson 22's tree search (architectures/tree_search.py) may run it on a path it is
 only exploring, and lesson 24's MCP server and client pass it on as the `readOnlyHint`.
 """

@@ -241,7 +241,7 @@ class ReminderStore:
 
 def meetings_tool(store: ReminderStore) -> TypedTool:
     @tool(name="getMeetings", descriptions={"zh": "查询我某一天的会议（时间、标题、城市、地点）。"},
-          param_descriptions={"zh": {"day": "哪一天：today、tomorrow、明天，或 2026-07-01 这样的日期"}})
+          param_descriptions={"zh": {"day": "哪一天：today、tomorrow、明天，或 2026-07-01 这样的日期"}}, read_only=True)
     def get_meetings(day: Annotated[str, {"minLength": 1, "maxLength": 20}]) -> dict | str:
         """My meetings on one day: start, end, title, city and place.
 
@@ -263,7 +263,7 @@ def forecast_tool(base_url: str, *, read_timeout: float = 5.0) -> TypedTool:
     api = JsonApi(base_url, name="the weather API", read_timeout=read_timeout)
 
     @tool(name="getForecast", descriptions={"zh": "查询一个城市某天逐小时的天气预报（今天或明天）。"},
-          param_descriptions={"zh": {"city": "城市名，如 北京", "date": "日期，如 2026-07-01"}})
+          param_descriptions={"zh": {"city": "城市名，如 北京", "date": "日期，如 2026-07-01"}}, read_only=True)
     def get_forecast(city: Annotated[str, {"minLength": 1, "maxLength": MAX_CITY_CHARS}],
                      date: Annotated[str, {"minLength": 10, "maxLength": 10}]) -> dict | str:
         """The weather forecast of one city, hour by hour, for today or tomorrow.

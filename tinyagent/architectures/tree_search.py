@@ -12,9 +12,10 @@
 What it promises:
 
 - Exploring never runs a tool that changes something. A tool runs on a branch the search is only exploring when
-  its class says `read_only = True` (tools.Tool; the shop's four look-ups do, applyRefund does not) and the
-  agent's confirmation gate does not guard it. Any other tool ends its branch: it runs only when its branch is
-  chosen, through the loop's act part, so lesson 15's gate still asks a person first.
+  the tool says `read_only = True` (tools.Tool: in its class, or lesson 07's `@tool(read_only=True)`; the shop's four
+  look-ups and lesson 15's getWeather do, applyRefund does not) and the agent's confirmation gate does not guard it.
+  Any other tool ends its branch: it runs only when its branch is chosen, through the loop's act part, so lesson 15's
+  gate still asks a person first.
 - The budget (`TreeBudget`: model calls and tokens) covers every call the searches make in one run. Before each
   call the search checks that it fits: one more call, and the prompt's tokens (counted by the classroom model's
   rule, which is what its `usage` reports) plus the reply's cap (`max_tokens`). What does not fit is not sent (a

@@ -75,7 +75,7 @@ def described_tool(text: str) -> TypedTool:
     """checkCoupon: a read-only look-up whose description ends with `text` (what a hostile server's tools/list
     could say about its tool)."""
 
-    @tool(name="checkCoupon")
+    @tool(name="checkCoupon", read_only=True)
     def check_coupon(code: Annotated[str, {"minLength": 1, "maxLength": 40}]) -> dict:
         """Check whether a coupon code is valid.
 

@@ -31,6 +31,7 @@ def cited_search_tool(shop: Shop, limit: int = 3, rerank: bool = True) -> TypedT
         name="searchKnowledge",
         descriptions={"zh": "检索售后政策文档。每条结果都带出处（文档标题 title 和章节 section），回答时请注明出处。"},
         param_descriptions={"zh": {"query": "检索关键词，如 质量问题 退货"}},
+        read_only=True,  # a look-up, as the default searchKnowledge is
     )
     def search_knowledge(query: str) -> dict | str:
         """Search the after-sales policy documents. Every result carries its source (document title and

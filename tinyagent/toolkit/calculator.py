@@ -308,6 +308,7 @@ def calculator_tool(name: str = "calculator") -> TypedTool:
         name=name,
         descriptions={"zh": "计算一个算术表达式（数字和 + - * / // % ** 以及括号），结果精确到分。"},
         param_descriptions={"zh": {"expression": "算术表达式，如 (1999 - 200) * 0.85"}},
+        read_only=True,  # arithmetic: it reads and changes nothing
     )
     def calculate_expression(expression: Annotated[str, {"maxLength": MAX_EXPRESSION_CHARS}]) -> dict | str:
         """Compute an arithmetic expression exactly: numbers, + - * / // % ** and brackets.

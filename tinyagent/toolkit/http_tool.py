@@ -27,7 +27,7 @@ for it. `JsonApi.get` raises `ApiCallFailed`; the tool function catches it and r
 
     api = JsonApi(base_url, name="the weather API", read_timeout=2)
 
-    @tool(name="getWeather")
+    @tool(name="getWeather", read_only=True)
     def get_weather(city: str) -> dict | str:
         '''...'''
         try:

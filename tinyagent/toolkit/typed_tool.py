@@ -1,6 +1,6 @@
 """`@tool`: a typed Python function becomes a `Tool` whose input is checked before the function runs.
 
-    @tool(name="queryOrder", descriptions={"zh": "查询订单详情和运单号。"})
+    @tool(name="queryOrder", descriptions={"zh": "查询订单详情和运单号。"}, read_only=True)
     def query_order(order_id: str) -> dict:
         '''Look up an order and its tracking number.
 
@@ -14,6 +14,11 @@
 docstring (schema.py), and `describe(lang)` the description with the line that says how to write the input
 (tool_rendering.input_hint), which is what the prompt's tool list shows. It can still be called as the function:
 `query_order("88231")`.
+
+`read_only=True` says the tool changes nothing, as a look-up such as queryOrder (tools.Tool.read_only). Leave it out
+for a tool that writes, sends, books or reminds: a stopped run says every call of an unmarked tool as a change after
+its answer (lesson 12's sessions, memory/run_changes.py), and lesson 22's tree search runs only a marked tool on a
+branch it is only exploring.
 
 `invoke(text)` is what the registry calls with the model's Action Input. Three steps, and the function runs
 only if the first two pass:
@@ -63,6 +68,7 @@ class TypedTool(Tool):
         description: str | None = None,
         descriptions: Mapping[str, str] | None = None,
         param_descriptions: Mapping[str, Mapping[str, str]] | None = None,
+        read_only: bool = False,
     ):
         if not callable(fn):
             raise TypeError(f"@tool needs a function, got {type(fn).__name__}")
@@ -75,6 +81,9 @@ class TypedTool(Tool):
                             "description=...; the description is how the model knows what the tool is for")
         if descriptions:
             self.descriptions = MappingProxyType(dict(descriptions))
+        if not isinstance(read_only, bool):  # the tree search asks `read_only is True`: a "yes" would be a change there
+            raise TypeError(f"read_only must be True or False, got {read_only!r} for tool {self.name!r}")
+        self.read_only = read_only
         self.parameters = found.parameters
         self._hints = found.hints
         properties = self.parameters["properties"]
@@ -177,13 +186,15 @@ def tool(
     description: str | None = None,
     descriptions: Mapping[str, str] | None = None,
     param_descriptions: Mapping[str, Mapping[str, str]] | None = None,
+    read_only: bool = False,
 ) -> Callable[[Callable[..., Any]], TypedTool]: ...
 
 
 def tool(fn: Callable[..., Any] | None = None, /, **options: Any) -> TypedTool | Callable[[Callable[..., Any]], TypedTool]:
     """Make a typed function a tool: `@tool` alone, or `@tool(name=..., descriptions={"zh": ...},
-    param_descriptions={"zh": {"order_id": "订单号"}})`. Mistakes in the function (a parameter without a
-    type hint, a type with no JSON form, no docstring) raise TypeError here, not in the agent's loop."""
+    param_descriptions={"zh": {"order_id": "订单号"}}, read_only=True)`, the last for a look-up that changes nothing
+    (see the module docstring). Mistakes in the function (a parameter without a type hint, a type with no JSON form,
+    no docstring, a read_only that is not True or False) raise TypeError here, not in the agent's loop."""
     if fn is not None:
         return TypedTool(fn, **options)
     return lambda function: TypedTool(function, **options)

@@ -43,6 +43,7 @@ def weather_tool(base_url: str, *, connect_timeout: float = 2.0, read_timeout: f
         name=name,
         descriptions={"zh": "查询一个城市现在的天气（天气状况、气温、湿度、风）。"},
         param_descriptions={"zh": {"city": "城市名，中文或英文均可，如 杭州"}},
+        read_only=True,  # a GET: the service's weather is read, never changed
     )
     def get_weather(city: Annotated[str, {"minLength": 1, "maxLength": MAX_CITY_CHARS}]) -> dict | str:
         """The weather now in one city: condition, temperature, humidity and wind.

@@ -475,6 +475,7 @@ def read_file_tool(workspace: str | os.PathLike, *, max_bytes: int = MAX_READ_BY
         "workspace.",
         descriptions={"zh": f"读取工作区里的一个文本文件（最多 {max_bytes} 字节）。路径相对于工作区。"},
         param_descriptions={"zh": {"file_path": "文件路径，相对于工作区，如 notes/todo.txt"}},
+        read_only=True,  # writeFile, which changes the workspace, is not
     )
     def read_file(file_path: str) -> str:
         """Read a text file in the workspace.
@@ -510,6 +511,7 @@ def list_files_tool(workspace: str | os.PathLike, *, max_entries: int = MAX_LIST
         description="List the files and folders in a folder of the workspace (\".\" for the workspace itself).",
         descriptions={"zh": "列出工作区里一个文件夹中的文件和子文件夹（\".\" 表示工作区本身）。"},
         param_descriptions={"zh": {"folder": "文件夹路径，相对于工作区，如 notes；工作区本身写 ."}},
+        read_only=True,
     )
     def list_files(folder: str = ".") -> str:
         """List a folder of the workspace.
