@@ -1,6 +1,6 @@
 """The classroom model's HTTP server against what an audit sent it: a request target that is a whole URL, a Host
-with a user in it, an empty line before the request, headers cut by the end of the stream, and a TLS handshake on the
-plain-HTTP port."""
+with a user in it, an empty line before the request, headers cut by the end of the stream, a TLS handshake on the
+plain-HTTP port, and a header line that is no `Name: value` or whose value holds a line break or a NUL."""
 
 from __future__ import annotations
 
@@ -111,6 +111,40 @@ def test_a_tls_handshake_on_the_plain_http_port_gets_a_json_400_at_once(room):
     status, error = status_and_error(answer)
     assert status == b"400" and "http://" in error["message"] and "https://" in error["message"], answer
     assert requests.get(room.base_url + "/models", timeout=PATIENCE).status_code == 200
+
+
+# A request its head says is a POST of this many bytes, whose body is a whole request of its own: were the head's
+# Content-Length lost, that body would be answered as the next request on the connection.
+SMUGGLED = b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
+
+@pytest.mark.parametrize("bad_line", [b"X-Note : a\r\n", b"X-Note\t: a\r\n", b"X-Note: a\rb\r\n", b"X-Note\r\n",
+                                      b" X-Note: a\r\n"],
+                         ids=["space before the colon", "tab before the colon", "bare CR", "no colon",
+                              "a first line that starts with a space"])
+def test_a_header_line_that_is_no_name_and_value_is_a_400_and_its_body_never_a_request(room, bad_line):
+    # http.server reads the headers with the email package, which ended them at the first line that was no
+    # "Name: value" and dropped the lines after it, Content-Length among them: the room answered 411 to a POST with
+    # no body, then read the body as a request of its own and answered it too (RFC 9112 §5.1: a 400).
+    answer = answer_to(room.port, b"POST /v1/chat/completions HTTP/1.1\r\n" + bad_line + b"Host: 127.0.0.1\r\n"
+                                  b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(SMUGGLED)
+                                  + SMUGGLED)
+    assert answer.count(b"HTTP/1.1 ") == 1, answer  # one request, one answer
+    status, error = status_and_error(answer)
+    assert status == b"400" and "Name: value" in error["message"], answer
+
+
+@pytest.mark.parametrize("bad_header", [b"X-Note: a\r\n b\r\n", b"X-Note: a\r\n\tb\r\n", b"X-Note: a\x00b\r\n"],
+                         ids=["folded with a space", "folded with a tab", "NUL"])
+def test_a_header_value_holding_a_line_break_or_a_nul_is_a_400(room, bad_header):
+    # RFC 9110 §5.5 and RFC 9112 §5.2: a value with CR, LF or NUL in it (an obsolete folded line) is refused or each
+    # of them replaced by a space; the room kept them, and answered.
+    body = json.dumps(BODY).encode()
+    answer = answer_to(room.port, b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                                  b"application/json\r\n" + bad_header + b"Content-Length: %d\r\nConnection: close"
+                                  b"\r\n\r\n" % len(body) + body)
+    status, error = status_and_error(answer)
+    assert status == b"400" and "line break or a NUL" in error["message"], answer
 
 
 def test_a_request_line_without_its_version_gets_a_400_with_a_status_line(room):

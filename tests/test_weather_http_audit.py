@@ -1,6 +1,7 @@
 """The weather service's HTTP handling against what an audit sent it: two Host headers, a request target that is
 a whole URL, a Host in capitals or with a user in it, the Python version in every answer and a long request line
-logged whole, an empty line before the request, headers cut by the end of the stream, and a TLS handshake."""
+logged whole, an empty line before the request, headers cut by the end of the stream, a TLS handshake, and a header
+line that is no `Name: value`."""
 
 from __future__ import annotations
 
@@ -106,3 +107,15 @@ def test_a_request_line_without_its_version_gets_a_400_with_a_status_line(servic
     answer = answer_to(service.port, b"GET /weather?city=London\r\n\r\n")
     status, error = status_and_error(answer)
     assert status == b"400" and "HTTP version" in error, answer
+
+
+@pytest.mark.parametrize("bad_line", [b"X-Note: a\rb\r\n", b"X-Note\r\n", b"Host : evil.com\r\n"],
+                         ids=["bare CR", "no colon", "space before the colon"])
+def test_a_header_line_that_is_no_name_and_value_is_a_400_not_the_end_of_the_headers(service, bad_line):
+    # The headers ended at the first line that was no "Name: value", and the lines after it went unread: here a
+    # second Host, which a proxy in front reading the last one would have taken for the request's (RFC 9112 §5.1).
+    answer = answer_to(service.port, b"GET /weather?city=London HTTP/1.0\r\nHost: 127.0.0.1\r\n" + bad_line
+                       + b"Host: evil.com\r\n\r\n")
+    status, error = status_and_error(answer)
+    assert status == b"400" and "Name: value" in error, answer
+    assert service.requests == 0

@@ -4,13 +4,15 @@ the service of lesson 19 reads the same way (serving/app.py).
 
 http.server alone skipped none of these: it closed without a word on an empty line before the request line, held a
 TLS handshake sent to its plain-HTTP port until its read timeout, answered headers cut short by the end of the stream
-as if whole, and read a Host header as written (a user in it, or anything after an IPv6 address, passed for a name).
+as if whole, ended the headers at the first line that was no "Name: value" (and read the request's body as the next
+request), and read a Host header as written (a user in it, or anything after an IPv6 address, passed for a name).
 """
 
 from __future__ import annotations
 
 import io
 import re
+from email.errors import FirstHeaderLineIsContinuationDefect, MissingHeaderBodySeparatorDefect
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
@@ -19,6 +21,8 @@ TLS_HANDSHAKE = b"\x16"  # the first byte of a TLS connection: a handshake recor
 # What a client that took a plain-HTTP server for HTTPS is told.
 PLAIN_HTTP_ONLY = "This server speaks plain HTTP, and the client began a TLS handshake: use http://, not https://."
 EMPTY_LINES_IGNORED = 4  # before a request line: RFC 9112 §2.2 asks a server to ignore at least one
+# What the email package, which reads a request's headers for http.server, notes of a line that is no header
+HEADER_LINE_DEFECTS = (MissingHeaderBodySeparatorDefect, FirstHeaderLineIsContinuationDefect)
 
 
 class HeadReader(io.BufferedReader):
@@ -40,6 +44,9 @@ class HeadCheckingHandler(BaseHTTPRequestHandler):
         a request line of spaces                  a 400 (the base class closed without a word)
         a request line with no HTTP version        a 400 (HTTP/0.9's bare answer has no status, no headers)
         headers cut short by the end of the stream a 400, never an answer to the part that came
+        a header line that is no Name: value      a 400 (the base class ended the headers there, and dropped the
+                                                  rest unread: a Content-Length lost made the body a request)
+        a CR, LF or NUL in a header's value        a 400 (an obsolete folded line kept its line break)
         a TLS handshake on the plain-HTTP port    a 400 that says to use http://
         the Server header                         `server_version`, not the Python version
         Expect: 100-continue                      "100 Continue" only when the handler calls send_continue(),
@@ -112,6 +119,20 @@ class HeadCheckingHandler(BaseHTTPRequestHandler):
         if self.rfile.last_line == b"":
             self.send_error(HTTPStatus.BAD_REQUEST, "The request's headers ended with the connection, not with an "
                                                     "empty line: send the whole request.")
+            return False
+        # The base class reads the headers with the email package, which ends them at the first line that is no
+        # "Name: value" (a space before the colon, no colon, a bare CR) and keeps the lines after it as a body nobody
+        # reads: a Content-Length among them was lost, and the request's body then read as the next request. (Its
+        # other defects are about a MIME body, which a request's head has not: a multipart Content-Type has some.)
+        if any(isinstance(defect, HEADER_LINE_DEFECTS) for defect in self.headers.defects):
+            self.send_error(HTTPStatus.BAD_REQUEST, "A header line is not Name: value (a space before the colon, a "
+                                                    "line without one, or a bare CR): send each header on a line "
+                                                    "of its own, as Name: value.")
+            return False
+        # RFC 9110 §5.5: CR, LF and NUL are never part of a value; a folded line (RFC 9112 §5.2) kept its line break.
+        if any(character in value for value in self.headers.values() for character in "\r\n\0"):
+            self.send_error(HTTPStatus.BAD_REQUEST, "A header's value holds a line break or a NUL (a folded line, "
+                                                    "perhaps): send each header on one line.")
             return False
         return True
 
