@@ -493,6 +493,11 @@ def test_wrong_method_is_405_with_an_allow_header(room):
     assert_error(response, 405)
     assert response.headers["Allow"] == "GET"
     assert_error(requests.delete(room.chat_url, timeout=PATIENCE), 405)
+    # TRACE and CONNECT were a 501, a server's error for a method a client may well send
+    for method in ("TRACE", "CONNECT"):
+        response = requests.request(method, room.chat_url, timeout=PATIENCE)
+        assert_error(response, 405)
+        assert response.headers["Allow"] == "POST"
 
 
 def test_a_crashing_model_is_a_500_json_error(room):

@@ -759,6 +759,12 @@ class _Handler(HeadCheckingHandler):
     def do_OPTIONS(self):  # a web page's preflight: 405 as for any other method a path does not take
         self._handle()
 
+    def do_TRACE(self):  # methods any client may send: a 405 too, not the base class's 501 (a server's error)
+        self._handle()
+
+    def do_CONNECT(self):
+        self._handle()
+
     def _handle(self) -> None:
         # Until the body is read, it sits on the socket in front of the next request (see _send_json).
         self._body_read = "Content-Length" not in self.headers and "Transfer-Encoding" not in self.headers
