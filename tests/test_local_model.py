@@ -330,3 +330,35 @@ def test_an_agent_run_reads_only_each_prompts_new_end_and_caps_each_step(local_m
     cold = requests.post(local_model.chat_url, json={**llm.build_request(list(calls[-1].messages), stop=["Observation:"]),
                                                      "cache_prompt": False}, timeout=300).json()
     assert cold["timings"]["cache_n"] == 0 and cold["timings"]["prompt_n"] == cold["usage"]["prompt_tokens"]
+
+
+def test_no_other_web_site_may_read_what_the_local_model_answers(local_model):
+    # llama.cpp answered any page's Origin with Access-Control-Allow-Origin: that Origin (and credentials allowed), so
+    # every web site the learner opened could use the model and read its answers, /slots and /props (the model's path,
+    # the learner's home in it) too. A form's text/plain POST needs no preflight; application/json asks first.
+    page = {"Origin": "http://evil.example"}
+    server = local_model.base_url.removesuffix("/v1")
+    answers = [
+        requests.post(local_model.chat_url, data=json.dumps({"messages": COUNT, "max_tokens": 2}), timeout=PATIENCE,
+                      headers={**page, "Content-Type": "text/plain"}),
+        requests.options(local_model.chat_url, timeout=PATIENCE, headers={
+            **page, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}),
+        requests.get(server + "/props", headers=page, timeout=PATIENCE),
+        requests.get(server + "/slots", headers=page, timeout=PATIENCE),
+    ]
+    for answer in answers:
+        assert answer.headers.get("Access-Control-Allow-Origin", "") not in ("*", page["Origin"]), answer.headers
+
+
+def test_a_request_never_finished_is_dropped_within_the_read_timeout(local_model):
+    # llama.cpp waited up to an hour (its timeout_read: 3600 s) for the rest of a request, one of its few HTTP threads
+    # held all the while: a hundred connections that sent half a request head locked every lesson out of the model
+    # for minutes on end. Now each is answered 400 and closed once READ_TIMEOUT_S pass without a byte.
+    from tinyagent.local_model import READ_TIMEOUT_S
+
+    with socket.create_connection((local_model.host, local_model.port), timeout=3 * READ_TIMEOUT_S) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never the empty line that ends the head
+        started = time.monotonic()
+        answer = sock.recv(4096)  # TimeoutError: the server still waits
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 400 "), answer
+    assert time.monotonic() - started < 3 * READ_TIMEOUT_S

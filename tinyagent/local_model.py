@@ -42,6 +42,10 @@ DEFAULT_PORT = 8080  # llama.cpp's own default, for `python -m tinyagent local-m
 # (conftest.py), as its other workers keep the cores busy; unset, up to 4, one per core.
 THREADS_VARIABLE = "TINYAGENT_LOCAL_MODEL_THREADS"
 MAX_THREADS = 64
+# How long llama.cpp waits for each piece of a request before it answers 400 and drops the connection, as the course's
+# other servers bound a request's head (serving/connections.py). Its own default, an hour, let a hundred connections
+# that never finished their request hold its HTTP threads, and lock every lesson out of the model as long.
+READ_TIMEOUT_S = 10
 
 
 class LocalModelUnavailableError(ConfigurationError):
@@ -165,6 +169,11 @@ def start_local_model(
     params.hostnames = [host]
     params.port = port  # 0: llama.cpp binds a free port, which `listening_address` then names
     params.n_ctx = n_ctx
+    params.timeout_read = READ_TIMEOUT_S
+    # llama.cpp's default answers every web page's Origin with that Origin in Access-Control-Allow-Origin, credentials
+    # allowed: any site the learner opens could use the model and read its answers. No origin is named here, so no
+    # page of another site may read them (the course's clients are programs, which CORS does not concern).
+    params.cors_origins = ""
     # llama.cpp's threads wait for each other at every token. Spinning while they wait (its default)
     # turns one busy neighbour process into a 10x slowdown on a small machine; sleeping costs little
     # when the machine is quiet (2 cores: 92 instead of 100 tokens/s alone, 28 instead of 9 beside a
