@@ -22,6 +22,8 @@ fixed table of cities, and can be told to misbehave, which is the point of the l
                             404 {"error": "no forecast for ...", "dates": [today, tomorrow]}
     GET /health             200 {"ok": true}
     any GET                 400 {"error": ...} with two Host headers
+    any request             400 {"error": ...} for a head RFC 9112 refuses (a header line that is no Name: value, a
+                                 line break in a value, no HTTP version: hosting/request_heads.py)
                             421 {"error": ...} for a Host it does not answer for, when given `hosts` (a target that is
                                  a whole URL, GET http://host/weather, names its host instead: RFC 9112 §3.2.2)
     any request             503 {"error": ...} with Retry-After: 1 while it serves as many connections as it may
