@@ -28,6 +28,7 @@ that are not its own, or a table of its own name with other columns (another pro
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 import stat
@@ -113,8 +114,9 @@ def why_unusable(path: str, exc: BaseException, what: str, example: str, waited:
             return f"{what} {path} failed: {first_line(exc)}"  # nothing about the file: SQLite's words
         return _why_this_path(path, exc, what)
     except OSError as looking:  # the path itself cannot be looked at: a name past 255 bytes, a loop of links
-        return (f"cannot create {what} {path[:200]} ({looking.strerror or looking}): give a path in a folder you can "
-                "write to")
+        # (no folder's permission is in question: the name is what to change)
+        advice = "give a shorter name" if looking.errno == errno.ENAMETOOLONG else "give another path"
+        return f"cannot create {what} {path[:200]} ({looking.strerror or looking}): {advice}"
 
 
 def why_not_a_file(path: str, what: str, example: str) -> str | None:
@@ -257,8 +259,19 @@ def _why_this_path(path: str, exc: BaseException, what: str) -> str:
         too_long = _why_too_long(path, what)
         if too_long:
             return too_long
+        in_the_way = _in_the_journals_way(where)
+        if in_the_way:
+            return (f"cannot create {what} {path}: {in_the_way} is in the way of the journal SQLite writes beside "
+                    "the file: remove it, or give another file name")
         reason = first_line(exc)
     return f"cannot create {what} {path} ({reason}): give a path in a folder you can write to"
+
+
+def _in_the_journals_way(where: Path) -> Path | None:
+    """What stands where SQLite writes a new file's journal (its name with "-journal") and is no file, such as a
+    folder: SQLite cannot write the journal there, though the folder may be written."""
+    journal = where.with_name(where.name + "-journal")
+    return journal if journal.exists() and not journal.is_file() else None
 
 
 def _why_too_long(path: str, what: str) -> str | None:
