@@ -414,6 +414,91 @@ def test_lesson_06s_modules_know_lesson_06_only():
         assert not found, f"{module}.py names later lessons' {found}"
 
 
+def lesson_rows() -> dict[str, set[int]]:
+    """Each module of tinyagent/README.md's lesson map (a folder named on a row: each of its modules) and the lessons
+    whose rows name it (appendix A1 as 26, after lesson 25); the "every lesson" row is no one lesson's."""
+    package = ROOT / "tinyagent"
+    table = (package / "README.md").read_text(encoding="utf-8").split("## Lesson → modules", 1)[1]
+    rows: dict[str, set[int]] = {}
+    for lesson, names in re.findall(r"^\| (\d\d|A1) [^|]*\| (.*) \|$", table.split("\n\n`tests/", 1)[0], re.MULTILINE):
+        for name in re.findall(r"`([\w/]+(?:\.py|/))`", names):
+            paths = (package / name).rglob("*.py") if name.endswith("/") else [package / name]
+            for path in paths:
+                if "__pycache__" not in path.parts:
+                    rows.setdefault(str(path.relative_to(package)), set()).add(26 if lesson == "A1" else int(lesson))
+    return rows
+
+
+def imported_modules(module: str) -> set[str]:
+    """The package's modules that `module` (a path in tinyagent/) imports, at its top or inside a function: a name
+    taken from a package (`from tinyagent.shop import Shop`) counts as the module that defines it."""
+    import ast
+    import importlib
+
+    package = ROOT / "tinyagent"
+    dotted = "tinyagent." + module.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+    found = set()
+    for node in ast.walk(ast.parse((package / module).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [(alias.name, None) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the module's own package up
+                parts = dotted.split(".")[: -node.level if not module.endswith("__init__.py") else len(dotted)]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            targets = [(base, alias.name) for alias in node.names]
+        else:
+            continue
+        for base, name in targets:
+            if not base.startswith("tinyagent"):
+                continue
+            for candidate in (f"{base}.{name}" if name else None, base):
+                path = candidate and package.parent / (candidate.replace(".", "/") + ".py")
+                if path and path.exists():
+                    found.add(str(path.relative_to(package)))
+                    break
+                if path and (package.parent / candidate.replace(".", "/") / "__init__.py").exists() and name:
+                    defined_in = getattr(getattr(importlib.import_module(candidate), name), "__module__", None)
+                    if defined_in and defined_in.startswith("tinyagent"):
+                        found.add(defined_in.removeprefix("tinyagent.").replace(".", "/") + ".py")
+                        break
+    return found
+
+
+# The imports of a later lesson's module that stay, each with the reason (the last audit, by module).
+KNOWN_LATER_IMPORTS = {
+    # The shop keeps its knowledge base: lesson 16's import and re-ranking are Shop methods that its notebook, its
+    # check and lesson 25's planting call, imported only when one is called. The file checks are the stores' own.
+    "shop/database.py": {"shop/documents.py", "shop/chunking.py", "shop/rerank.py", "memory/sqlite_files.py",
+                         "memory/sqlite_writes.py"},
+    # The service is the course's finished one: lesson 19 runs it with lesson 25's defences on (its cells say so), and
+    # `serve --team` answers with lesson 21's team.
+    "serving/service.py": {"architectures/handoffs.py", "defences/customer_words.py", "defences/fenced_data.py"},
+    "serving/approvals.py": {"defences/sourced_gate.py"},
+    "shop/tools.py": {"shop/cited_search.py"},
+    "classroom/tool_choice.py": {"classroom/answer_shapes.py"},
+}
+
+
+def test_the_modules_of_lessons_07_to_25_import_no_later_lessons_module():
+    """A lesson's modules are its answer key: those of lessons 07 to 25 and A1 (and the shop's, which lesson 01 opens)
+    import no module whose rows are all later lessons', at their top or inside a function: lesson 18's grading took
+    lesson 21's is_handoff, lesson 01's shop_registry lesson 16's cited search. A later lesson plugs its part in from a
+    module of its own (evaluation/handoff_calls.py registers in grading.ROUTING_CALLS). A module on several rows
+    is each row's: it may import what any of its lessons builds."""
+    rows = lesson_rows()
+    found = []
+    for module, lessons in sorted(rows.items()):
+        if not (min(lessons) >= 7 or module.startswith("shop/")) or module.startswith("checks/"):
+            continue
+        for imported in sorted(imported_modules(module) - KNOWN_LATER_IMPORTS.get(module, set())):
+            theirs = rows.get(imported)
+            # Lessons 00 to 05 use the finished loop's modules before lesson 06 builds them (the map says so).
+            if theirs and min(theirs) > max(min(lessons), 6) and not theirs & lessons:
+                found.append(f"{module} (lesson {min(lessons):02d}) imports {imported} (lesson {min(theirs):02d})")
+    assert not found, "\n".join(found)
+
+
 def test_the_top_of_the_package_is_small_and_has_at_most_one_import_circle():
     import ast
 

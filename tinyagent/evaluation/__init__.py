@@ -19,8 +19,12 @@ The parts, one idea each:
     report.py       the results: a table, a scoreboard across reports, JSON with a stable schema
     progress.py     tqdm's bar when installed, plain lines when not
     plots.py        matplotlib figures (imported only when you plot)
+    handoff_calls.py  lesson 21: a team's handoffs are its routing, which grading does not count as tool uses
 """
 
+# The calls of a later lesson's agents that route a run rather than use a tool, each test registered in
+# grading.ROUTING_CALLS as its module is imported: here, so that it is in place before a run is graded.
+from tinyagent.evaluation import handoff_calls  # noqa: F401  (lesson 21: a team's handoffs)
 from tinyagent.evaluation.grading import CHECKS, Check, RunOutcome, ToolUse, grade, written_in
 from tinyagent.evaluation.harness import evaluate, run_eval_task
 from tinyagent.evaluation.report import (

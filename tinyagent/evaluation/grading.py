@@ -40,11 +40,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from tinyagent.agent import AgentResult
-from tinyagent.architectures.handoffs import is_handoff
 from tinyagent.evaluation.conclusions import SUBMITTED, conclusion_problem, hedged_at, read_claim, word_claim
 from tinyagent.evaluation.tasks import ORDER_IN_TEXT, REFUND_CHECKS, EvalTask
 from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
@@ -62,6 +61,10 @@ from tinyagent.trace import Trace
 
 CHECKS = ("tools", "database", "answer", "format")
 ANSWERED = ("final_answer", "fallback")  # the reasons a run ends with the model's own answer
+# Tests of a tool name, each True for a call that routes the run rather than uses a tool: such a call is no tool use of
+# the run. A later lesson whose agents pass a request on through tools of their own adds its test here, from a module
+# of its own that tinyagent.evaluation imports (lesson 21's handoffs: handoff_calls.py).
+ROUTING_CALLS: list[Callable[[str], bool]] = []
 
 
 @dataclass(frozen=True)
@@ -119,14 +122,14 @@ class RunOutcome:
         rounds = dict.fromkeys((call.step, call.agent) for call in trace.tool_calls)  # several agents: lesson 21
         for step, agent in (rounds if any(agent for _, agent in rounds) else sorted(rounds)):
             # A round's calls, then their results in the same order (one each, in either protocol). An
-            # Observation that answers a botched reply (FormatObservation) belongs to no call. A team's handoffs
-            # are its routing, not the shop's tools (lesson 21): they are not counted.
+            # Observation that answers a botched reply (FormatObservation) belongs to no call. A call that routes the
+            # run (ROUTING_CALLS) is not one of the shop's tools: it is not counted.
             calls = [e for e in trace.of_type(ToolCall) if (e.step, e.agent) == (step, agent)]
             results = [e for e in trace.of_type(Observation)
                        if (e.step, e.agent) == (step, agent) and not isinstance(e, FormatObservation)]
             # .strip(): the registry runs the name without the spaces around it, so "applyRefund " ran applyRefund
             uses += [ToolUse(call.name.strip(), call.input, bool(obs.error), obs.text)
-                     for call, obs in zip(calls, results) if not is_handoff(call.name)]
+                     for call, obs in zip(calls, results) if not routes(call.name)]
         return cls(
             tool_calls=tuple(uses),
             refunds=tuple(sorted(str(row["orderId"]) for row in refunds)),
@@ -139,6 +142,11 @@ class RunOutcome:
             repaired_replies=sum(parsed.rule.endswith(")") for parsed in trace.of_type(Parsed)),
             replies=len(trace.of_type(LlmCall)),
         )
+
+
+def routes(tool_name: str) -> bool:
+    """True when a call of `tool_name` routes the run (one of ROUTING_CALLS says so), rather than uses a tool."""
+    return any(test(tool_name) for test in ROUTING_CALLS)
 
 
 def unreadable_replies(trace: Trace) -> int:
