@@ -677,8 +677,23 @@ def test_the_format_check_says_when_replies_were_read_only_after_repairs_or_not_
     assert verdict.passed and verdict.detail.startswith("every reply could be read, 2 of them only once the parser")
     careful = evaluate(LlmClient.classroom(), progress=False, names=["time"], langs=["zh"])
     assert careful.results[0].checks["format"].detail == "every reply followed the protocol"
-    elsewhere = swap(QUESTION_RUN, replies_read=False)
-    assert grade(task("return question (zh)"), elsewhere)["format"].detail.startswith("no unreadable reply reported")
+    from tinyagent.frameworks.suite import graded  # lesson 20: a framework read the replies, not our parser
+
+    assert graded(task("return question (zh)"), QUESTION_RUN)["format"].detail.startswith("no unreadable reply reported")
+    silent = graded(task("return question (zh)"), swap(QUESTION_RUN, replies=0))["format"]
+    assert silent == Check(False, "the model never replied: no reply to check")  # a failure is said as lesson 18 says it
+
+
+def test_lesson_18s_format_check_has_no_branch_for_lesson_20s_frameworks():
+    """check_format is what lesson 18 prints of its finished module: it had a branch for a framework's run
+    (RunOutcome.replies_read, which only lesson 20's suite set). Lesson 20's suite now says its own verdict."""
+    import dataclasses
+    import inspect
+
+    from tinyagent.evaluation.grading import check_format
+
+    assert "replies_read" not in {field.name for field in dataclasses.fields(RunOutcome)}
+    assert "framework" not in inspect.getsource(check_format)
 
 
 def test_the_table_prints_a_check_detail_with_escape_sequences_escaped():

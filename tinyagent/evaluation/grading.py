@@ -96,8 +96,6 @@ class RunOutcome:
                         outcome built by hand): an answer naming another refund id names a refund never written
     repaired_replies:   replies read only after a forgiving parser repaired them (lesson 11: its rule names the
                         repairs in parentheses, "action (Markdown around keys)")
-    replies_read:       False when the agent's own parser never saw the replies (a framework read them, lesson
-                        20, and reports none it could not read): the format check then has nothing to go on
     replies:            the model's replies (None: not counted, as in an outcome built by hand); with none, the
                         format check has nothing to pass
     """
@@ -111,7 +109,6 @@ class RunOutcome:
     cut_replies: int = 0
     refund_ids: tuple[str, ...] | None = None
     repaired_replies: int = 0
-    replies_read: bool = True
     replies: int | None = None
 
     @classmethod
@@ -390,9 +387,7 @@ def check_format(outcome: RunOutcome) -> Check:
     if outcome.reason == "fallback":
         problems.append("the answer came as prose the fallback took, not as a Final Answer")
     fine = "every reply followed the protocol"
-    if not outcome.replies_read:  # a framework's agent (lesson 20) read the replies itself
-        fine = "no unreadable reply reported (the replies were read by the framework, not checked here)"
-    elif outcome.repaired_replies:
+    if outcome.repaired_replies:
         n = outcome.repaired_replies
         fine = f"every reply could be read, {n} of them only once the parser had repaired {'it' if n == 1 else 'them'}"
     return _verdict(problems, fine)
