@@ -6,6 +6,7 @@ import pytest
 
 from tinyagent import Action, build_system_prompt, fixed_clock
 from tinyagent.shop import SearchKnowledgeTool, Shop, shop_registry
+from tinyagent.shop.cited_search import cited_shop_registry
 from tinyagent.shop.database import MAX_QUERY_CHARS
 from tinyagent.shop.policies import POLICY_FOLDER
 from tinyagent.toolkit.typed_tool import TypedTool
@@ -25,7 +26,7 @@ def observe(registry, text):
 
 
 def test_each_result_names_its_document_section_and_source(shop):
-    answer = observe(shop_registry(shop, citations=True), "质量问题多少天内可以退货")
+    answer = observe(cited_shop_registry(shop), "质量问题多少天内可以退货")
     first = answer["results"][0]
     assert list(first) == ["title", "section", "source", "content", "score"]
     assert (first["title"], first["section"], first["source"]) == (
@@ -35,23 +36,23 @@ def test_each_result_names_its_document_section_and_source(shop):
 
 
 def test_it_searches_the_documents_only_never_the_built_in_entries(shop):
-    results = observe(shop_registry(shop, citations=True), "保修 退货 运费 发票 取消")["results"]
+    results = observe(cited_shop_registry(shop), "保修 退货 运费 发票 取消")["results"]
     assert results and all(result["source"] for result in results)
 
 
 def test_it_re_ranks_by_default(shop):
     question = "Can I return an opened item without a reason?"
-    cited = observe(shop_registry(shop, citations=True), question)["results"][0]
+    cited = observe(cited_shop_registry(shop), question)["results"][0]
     assert cited["section"] == "Seven-day no-reason returns › Conditions"
 
 
 @pytest.mark.parametrize("text", ['{"query": "满多少包邮"}', "满多少包邮", "```\n满多少包邮\n```"])
 def test_the_query_may_come_as_text_or_json(shop, text):
-    assert observe(shop_registry(shop, citations=True), text)["results"][0]["section"] == "运费"
+    assert observe(cited_shop_registry(shop), text)["results"][0]["section"] == "运费"
 
 
 def test_an_empty_or_too_long_query_is_an_error_observation(shop):
-    registry = shop_registry(shop, citations=True)
+    registry = cited_shop_registry(shop)
     assert "query" in observe(registry, "   ")["error"]
     too_long = observe(registry, "退货" * MAX_QUERY_CHARS)
     assert str(MAX_QUERY_CHARS) in too_long["error"] and registry.run(Action("searchKnowledge", "退货" * 500)).error
@@ -59,7 +60,7 @@ def test_an_empty_or_too_long_query_is_an_error_observation(shop):
 
 def test_nothing_found_and_nothing_imported_say_so():
     with Shop(":memory:", clock=CLOCK) as empty:
-        registry = shop_registry(empty, citations=True)
+        registry = cited_shop_registry(empty)
         assert "no documents have been imported" in observe(registry, "退货")["hint"]
         empty.import_documents(POLICY_FOLDER / "zh" / "shipping.md")
         answer = observe(registry, "股票 行情")
@@ -67,12 +68,14 @@ def test_nothing_found_and_nothing_imported_say_so():
 
 
 def test_the_citing_registry_has_the_same_tools_in_the_same_order(shop):
-    cited, plain = shop_registry(shop, citations=True), shop_registry(shop)
+    cited, plain = cited_shop_registry(shop), shop_registry(shop)
     assert cited.names == plain.names
     assert isinstance(cited.get("searchKnowledge"), TypedTool)
     assert isinstance(plain.get("searchKnowledge"), SearchKnowledgeTool)
     prompt = build_system_prompt(cited, "zh")
     assert "出处" in prompt and "searchKnowledge" in prompt
+    later = fixed_clock("2026-07-01T08:00:00")  # a clock given is the time tool's, as shop_registry's
+    assert "2026-07-01T08:00:00" in cited_shop_registry(shop, later).run(Action("getCurrentTime", "")).text
 
 
 def test_the_default_search_knowledge_is_unchanged_on_a_shop_without_documents():

@@ -8,7 +8,8 @@ import pytest
 
 from tinyagent import FunctionTool, LlmClient, ReActAgent, ToolRegistry, fixed_clock
 from tinyagent.protocols.function_calling import FunctionCallingAgent
-from tinyagent.shop import Shop, shop_registry, shop_tools
+from tinyagent.shop import Shop, shop_registry
+from tinyagent.shop.cited_search import cited_shop_registry, cited_shop_tools
 from tinyagent.shop.policies import POLICY_FOLDER
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
@@ -27,7 +28,7 @@ def documents_shop():
 
 def ask(llm, question, agent=ReActAgent, citations=True, shop=None):
     shop = shop or documents_shop()
-    result = agent(llm, shop_registry(shop, citations=citations)).run(question)
+    result = agent(llm, (cited_shop_registry if citations else shop_registry)(shop)).run(question)
     return result, [call.name for call in result.trace.tool_calls], shop
 
 
@@ -131,6 +132,6 @@ def test_a_failed_refund_names_no_policy(llm):
     shop = documents_shop()
     failing = FunctionTool("applyRefund", 'Submit a refund. Input: JSON, e.g. {"orderId": "88231", "reason": "..."}',
                            lambda text: json.dumps({"error": "退款系统维护中"}, ensure_ascii=False))
-    tools = [failing if tool.name == "applyRefund" else tool for tool in shop_tools(shop, citations=True)]
+    tools = [failing if tool.name == "applyRefund" else tool for tool in cited_shop_tools(shop)]
     result = ReActAgent(llm, ToolRegistry(tools)).run("88231 的扫地机坏了，我要退货")
     assert "没有提交成功" in result.answer and "出处" not in result.answer

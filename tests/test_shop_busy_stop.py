@@ -29,6 +29,7 @@ from tests.conftest import DEFAULT_SIGINT_THEN_EXEC, PATIENCE, completion
 from tests.serving_process import serve_process, wait_for
 from tinyagent import Action, fixed_clock
 from tinyagent.shop import Shop, shop_registry
+from tinyagent.shop.cited_search import cited_shop_registry
 from tinyagent.shop.shop_errors import ShopBusyError
 
 NOW = "2026-06-30T19:05:23"
@@ -115,7 +116,7 @@ def test_the_cited_search_says_the_shop_is_busy_in_the_shops_words(tmp_path, mon
     policy.write_text("# 退换货政策\n\n## 质量问题退换货\n\n签收次日起 15 天内出现性能故障的，可以退货。\n", encoding="utf-8")
     with Shop(path, clock=fixed_clock(NOW)) as shop:
         shop.import_documents(policy)
-        registry = shop_registry(shop, citations=True)
+        registry = cited_shop_registry(shop)
         with holding_the_write_lock(path, "BEGIN EXCLUSIVE"):  # no one else may even read
             answer = json.loads(registry.execute(Action("searchKnowledge", '{"query": "质量问题 退货"}')))
         assert answer == {"error": (f"商店数据库正忙（另一个程序正在使用它），请稍后再试（the shop's database {path} is busy "

@@ -5,7 +5,8 @@
     registry = shop_registry(shop)        # queryOrder, queryLogistics, applyRefund, searchKnowledge, getCurrentTime
 
 Lesson 16: `shop.import_documents(POLICY_FOLDER)` adds policy documents to the knowledge base, and
-`shop_registry(shop, citations=True)` searches them with a searchKnowledge whose results name their sources.
+`cited_shop_registry(shop)` (cited_search.py) searches them with a searchKnowledge whose results name their
+sources.
 """
 
 from tinyagent.errors import ShopDatabaseError

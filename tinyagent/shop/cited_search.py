@@ -1,6 +1,6 @@
 """searchKnowledge that cites its sources: the passages of the imported documents, each with where it is from.
 
-    registry = shop_registry(shop, citations=True)     # this tool in place of the default searchKnowledge
+    registry = cited_shop_registry(shop)     # the five shop tools, this one in place of the default searchKnowledge
 
 Built with lesson 07's `@tool`, so its input is checked against a schema like every typed tool's. It
 searches the imported documents only (documents.py), because only a document has a section to cite, and
@@ -17,10 +17,13 @@ searchKnowledge (tools.py) keeps the shape lessons 00-11 show.
 
 from __future__ import annotations
 
-from tinyagent.registry import error_observation
+from tinyagent.clock import Clock
+from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.shop.database import MAX_QUERY_CHARS, Shop, checked_limit
 from tinyagent.shop.shop_errors import InputTooLongError, ShopError
+from tinyagent.shop.tools import shop_tools
 from tinyagent.toolkit.typed_tool import TypedTool, tool
+from tinyagent.tools import Tool
 
 
 def cited_search_tool(shop: Shop, limit: int = 3, rerank: bool = True) -> TypedTool:
@@ -58,3 +61,14 @@ def cited_search_tool(shop: Shop, limit: int = 3, rerank: bool = True) -> TypedT
         return answer
 
     return search_knowledge
+
+
+def cited_shop_tools(shop: Shop, clock: Clock | None = None) -> list[Tool]:
+    """The five shop tools (tools.py's `shop_tools`, in their order), with `cited_search_tool` in place of the default
+    searchKnowledge."""
+    return [cited_search_tool(shop) if each.name == "searchKnowledge" else each for each in shop_tools(shop, clock)]
+
+
+def cited_shop_registry(shop: Shop, clock: Clock | None = None) -> ToolRegistry:
+    """A `ToolRegistry` of `cited_shop_tools`: the shop agent whose searchKnowledge names its sources."""
+    return ToolRegistry(cited_shop_tools(shop, clock))

@@ -389,29 +389,17 @@ class GetCurrentTimeTool(Tool):
         return to_json({"currentTime": now.isoformat(timespec="seconds"), "weekday": WEEKDAYS[now.weekday()]})
 
 
-def shop_tools(shop: Shop, clock: Clock | None = None, *, citations: bool = False) -> list[Tool]:
-    """The five tools in the first article's order. `clock` is the shop's own unless given.
-
-    `citations=True` (lesson 16) puts the searchKnowledge of cited_search.py in place of the default one: it
-    searches the imported documents and names each result's document and section.
-    """
-    if citations:
-        from tinyagent.shop.cited_search import (
-            cited_search_tool,  # imported when asked for: lessons 00-11 never need it
-        )
-
-        knowledge_tool: Tool = cited_search_tool(shop)
-    else:
-        knowledge_tool = SearchKnowledgeTool(shop)
+def shop_tools(shop: Shop, clock: Clock | None = None) -> list[Tool]:
+    """The five tools in the first article's order. `clock` is the shop's own unless given."""
     return [
         QueryOrderTool(shop),
         QueryLogisticsTool(shop),
         ApplyRefundTool(shop),
-        knowledge_tool,
+        SearchKnowledgeTool(shop),
         GetCurrentTimeTool(clock or shop.clock),
     ]
 
 
-def shop_registry(shop: Shop, clock: Clock | None = None, *, citations: bool = False) -> ToolRegistry:
+def shop_registry(shop: Shop, clock: Clock | None = None) -> ToolRegistry:
     """A `ToolRegistry` holding the five shop tools: what the agent of the lessons uses (see `shop_tools`)."""
-    return ToolRegistry(shop_tools(shop, clock, citations=citations))
+    return ToolRegistry(shop_tools(shop, clock))
