@@ -8,16 +8,9 @@ import json
 import pytest
 import requests
 
-from tinyagent.classroom.answer_shapes import (
-    MAX_FILL_DEPTH,
-    MAX_FILL_FIELDS,
-    AnswerShape,
-    Filled,
-    check_schema,
-    fill,
-    read_answer_shape,
-)
+from tinyagent.classroom.answer_shapes import AnswerShape, read_answer_shape
 from tinyagent.classroom.behaviour import respond
+from tinyagent.classroom.schema_filling import MAX_FILL_DEPTH, MAX_FILL_FIELDS, Filled, check_schema, fill
 from tinyagent.classroom.server import ClassroomServer
 
 ORDER = {"orderId": "88231", "product": "比特 S10 Pro 扫地机", "price": 1999, "signTime": "2026-06-22",

@@ -475,7 +475,6 @@ KNOWN_LATER_IMPORTS = {
     # `serve --team` answers with lesson 21's team.
     "serving/service.py": {"architectures/handoffs.py", "defences/customer_words.py", "defences/fenced_data.py"},
     "serving/approvals.py": {"defences/sourced_gate.py"},
-    "classroom/tool_choice.py": {"classroom/answer_shapes.py"},
 }
 
 

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from tinyagent.architectures.plan_text import CONTEXT_HEADING
-from tinyagent.classroom.answer_shapes import AnswerShape, facts_in, read_answer_shape
+from tinyagent.classroom.answer_shapes import AnswerShape, read_answer_shape
 from tinyagent.classroom.format_instructions import without_format_instructions
+from tinyagent.classroom.schema_filling import facts_in
 from tinyagent.classroom.tool_list import (
     MalformedToolsError,
     asks_for_tools,

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 
-from tinyagent.classroom.answer_shapes import Filled, cannot_fill, fill, strict_tools
 from tinyagent.classroom.conversation import TRACKING_NO, Conversation
 from tinyagent.classroom.reply import Reply, ToolCallRequest
+from tinyagent.classroom.schema_filling import Filled, cannot_fill, fill, strict_tools
 
 # The kinds of tool each intent's plan calls, in the order it calls them (intents.py names the intents); for an
 # intent whose plan calls none (need_order_id), the tool a forced call goes to.

@@ -30,7 +30,7 @@ import json
 import re
 from typing import NamedTuple
 
-from tinyagent.classroom.answer_shapes import check_schema
+from tinyagent.classroom.schema_filling import check_schema
 
 # Words that start a `word: text` line in prompts without being tools: the ReAct keywords and the
 # usual headings. Compared in lower case.
@@ -307,7 +307,7 @@ def read_native_tools(request: dict) -> tuple[dict[str, str] | None, dict[str, d
     and each tool's JSON Schema `parameters`. A named function keeps every tool in view, as a real model sees them;
     tool_choice.py holds the reply to the name.
 
-    Each `parameters` is checked here, as it is read (answer_shapes.check_schema, the check `response_format`
+    Each `parameters` is checked here, as it is read (schema_filling.check_schema, the check `response_format`
     gets): everything after this (a forced call's arguments, the planner's renaming) may take the schema as sound.
     """
     tools = request.get("tools")

@@ -29,7 +29,7 @@ from typing import Any, Self
 import mcp_types as types
 import pydantic_core
 
-from tinyagent.classroom.answer_shapes import check_schema
+from tinyagent.classroom.schema_filling import check_schema
 from tinyagent.errors import TinyAgentError
 from tinyagent.memory.run_changes import shortened
 from tinyagent.registry import ToolRegistry, error_observation
@@ -475,7 +475,7 @@ def _register(registry: ToolRegistry, tool: McpTool, connection: McpConnection) 
 
 def _check_schema(tool: types.Tool, connection: McpConnection) -> None:
     """Refuse a tool whose inputSchema the classroom model refuses in a request's `tools` (its 400 for
-    `tools[i].function.parameters` is answer_shapes.check_schema's verdict, so both judge alike), as an
+    `tools[i].function.parameters` is schema_filling.check_schema's verdict, so both judge alike), as an
     UnusableToolSchema naming the server, the tool and what the check says. A schema it accepts is passed on as it
     came, odd or not: the code that reads a schema copes with it (tests/test_mcp_client.py,
     test_a_schema_the_sdk_lets_through_never_breaks_a_run)."""
