@@ -431,41 +431,35 @@ def lesson_rows() -> dict[str, set[int]]:
 
 def imported_modules(module: str) -> set[str]:
     """The package's modules that `module` (a path in tinyagent/) imports, at its top or inside a function: a name
-    taken from a package (`from tinyagent.shop import Shop`) counts as the module that defines it."""
+    taken from a package (`from tinyagent.shop import Shop`) counts as the module that defines it. (The package
+    imports absolutely, `from tinyagent.x import y`, never relatively.)"""
     import ast
     import importlib
 
     package = ROOT / "tinyagent"
-    dotted = "tinyagent." + module.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
     found = set()
     for node in ast.walk(ast.parse((package / module).read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            targets = [(alias.name, None) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:  # relative: from the module's own package up
-                parts = dotted.split(".")[: -node.level if not module.endswith("__init__.py") else len(dotted)]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            targets = [(base, alias.name) for alias in node.names]
+            names = [(alias.name, None) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [(node.module, alias.name) for alias in node.names]
         else:
             continue
-        for base, name in targets:
+        for base, name in names:
             if not base.startswith("tinyagent"):
                 continue
-            for candidate in (f"{base}.{name}" if name else None, base):
-                path = candidate and package.parent / (candidate.replace(".", "/") + ".py")
-                if path and path.exists():
-                    found.add(str(path.relative_to(package)))
-                    break
-                if path and (package.parent / candidate.replace(".", "/") / "__init__.py").exists() and name:
-                    defined_in = getattr(getattr(importlib.import_module(candidate), name), "__module__", None)
-                    if defined_in and defined_in.startswith("tinyagent"):
-                        found.add(defined_in.removeprefix("tinyagent.").replace(".", "/") + ".py")
-                        break
+            path = ROOT / (base.replace(".", "/") + ".py")
+            if name and (submodule := ROOT / base.replace(".", "/") / f"{name}.py").exists():
+                path = submodule  # from tinyagent.evaluation import handoff_calls
+            elif not path.exists() and name:  # a package's name: the module that defines it
+                defined_in = getattr(getattr(importlib.import_module(base), name), "__module__", "") or ""
+                path = ROOT / (defined_in.replace(".", "/") + ".py")
+            if path.exists():
+                found.add(str(path.relative_to(package)))
     return found
 
 
-# The imports of a later lesson's module that stay, each with the reason (the last audit, by module).
+# The imports of a later lesson's module that stay, each with the reason it stays.
 KNOWN_LATER_IMPORTS = {
     # The shop keeps its knowledge base: lesson 16's import and re-ranking are Shop methods that its notebook, its
     # check and lesson 25's planting call, imported only when one is called. The file checks are the stores' own.
