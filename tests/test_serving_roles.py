@@ -123,6 +123,75 @@ def test_without_any_key_only_a_request_from_this_machine_by_a_loopback_name_ans
     assert "approvals: each refund waits for a yes from this machine" in service.output()
 
 
+# What another account's program sends (tests/test_peer_account.py says why it drops root after its imports): a
+# request with a loopback address and name, no forwarding header, as a person at this machine would send it.
+REQUEST_AS_ANOTHER_ACCOUNT = """
+import encodings.idna, json, os, socket, sys
+uid, port, method, path, body = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5].encode()
+os.setgroups([]); os.setgid(uid); os.setuid(uid)
+with socket.create_connection(("127.0.0.1", port)) as client:
+    client.sendall(f"{method} {path} HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\nContent-Type: application/json\\r\\n"
+                   f"Content-Length: {len(body)}\\r\\nConnection: close\\r\\n\\r\\n".encode() + body)
+    answer = b"".join(iter(lambda: client.recv(65536), b""))
+head, _, text = answer.decode().partition("\\r\\n\\r\\n")
+print(json.dumps({"status": int(head.split()[1]), "body": text}))
+"""
+
+
+def as_another_account(service, method: str, path: str, body: dict | None = None, uid: int = 65534) -> dict:
+    """{"status": ..., "body": ...} of a request sent to `service` by a program of another account (uid 65534)."""
+    port = service.url.rsplit(":", 1)[1]
+    done = subprocess.run([sys.executable, "-c", REQUEST_AS_ANOTHER_ACCOUNT, str(uid), port, method, path,
+                           json.dumps(body) if body is not None else ""],
+                          capture_output=True, text=True, timeout=PATIENCE, check=False)  # killed past PATIENCE
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a program of another account needs root to become one")
+def test_without_any_key_another_account_of_this_machine_is_not_the_operator(tmp_path):
+    # On the course's JupyterHub every learner is an account of her own, all on one loopback: another learner's
+    # program listed and answered the refunds waiting in hers, as "a person at this machine".
+    with serve_process(tmp_path, "--approval-timeout", "600") as service:
+        events = sse_events(requests.post(service.url + "/agent/stream", json={"query": REFUND}, stream=True,
+                                          timeout=PATIENCE))
+        approval = until_approval_requested(events)["approval_id"]
+        listed = as_another_account(service, "GET", "/agent/approvals")
+        yes = as_another_account(service, "POST", f"/agent/approvals/{approval}", {"approve": True})
+        for answered in (listed, yes):
+            assert answered["status"] == 403, answered
+            error = json.loads(answered["body"])["error"]
+            assert error["code"] == "operator_only" and "another account" in error["message"]
+            assert "--operator-key" in error["message"] and run_id(approval) not in answered["body"]
+        assert service.refunds() == []
+        # The account that started it (this test's) still lists and answers, as the page's buttons do.
+        assert [p["approval_id"] for p in pending(service, headers={})] == [approval]
+        assert answer(service, approval, True, headers={}).json()["outcome"] == "approved"
+        assert rest_of(events)["approval_decided"][0]["outcome"] == "approved" and len(service.refunds()) == 1
+    assert "Traceback" not in service.output()
+
+
+@pytest.mark.parametrize(("account", "says"), [
+    (lambda: os.geteuid() + 1, "another account"),
+    (lambda: None, "/proc/net"),
+], ids=["another-account", "account-unknown"])
+def test_without_any_key_a_caller_not_known_to_be_this_account_is_not_the_operator(monkeypatch, account, says):
+    from tinyagent import LlmClient
+    from tinyagent.serving import ServiceConfig, ServiceServer, app
+
+    with ServiceServer(ServiceConfig(shop_db=":memory:", session_store=":memory:"), llm=LlmClient.classroom) as server:
+        # The same requests from this account: the operator (no approval waits, so the answer is a 404).
+        assert requests.get(server.url + "/agent/approvals", timeout=PATIENCE).json() == {"pending": []}
+        unknown = answer(server, "0" * 32 + ".1", True, headers={})
+        one_line_refusal(unknown, 404, "unknown_approval")
+
+        monkeypatch.setattr(app, "peer_uid", lambda client, server: account())
+        listed = requests.get(server.url + "/agent/approvals", timeout=PATIENCE)
+        assert says in one_line_refusal(listed, 403, "operator_only")
+        assert "--operator-key" in error_of(listed)["message"]
+        one_line_refusal(answer(server, "0" * 32 + ".1", True, headers={}), 403, "operator_only")
+
+
 @pytest.mark.parametrize(("peer", "host", "expected"), [
     ("127.0.0.1", "127.0.0.1:8000", True),
     ("::1", "[::1]:8000", True),

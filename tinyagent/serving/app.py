@@ -27,9 +27,12 @@ and the answer comes back with status 200 and the trace that shows it.
 
 Who may do what (check_client, check_operator below): a *client* (the customer's app, with `--api-key` when the
 service has one) runs the agent and reads or continues only the sessions whose ids it was given; the *operator*
-(a person of the shop, with `--operator-key`; with no key at all, whoever uses the service from this very machine)
-alone lists and answers the refunds waiting for a yes. A session id is handed only to the request that started
-the session, an approval id only to its own run's stream and to the operator: neither is ever shown to anyone else.
+(a person of the shop, with `--operator-key`; with no key at all, a program of the account that started the service,
+calling it from this very machine: on a machine shared by several accounts, such as the course's JupyterHub, another
+learner is not the operator) alone lists and answers the refunds waiting for a yes. Which account called is read from
+Linux's /proc/net (hosting/peer_account.py); where it cannot be told (another system), only --operator-key makes an
+operator. A session id is handed only to the request that started the session, an approval id only to its own run's
+stream and to the operator: neither is ever shown to anyone else.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from starlette.routing import Route
 from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
 from tinyagent.editable_trace import EditError
 from tinyagent.errors import TinyAgentError, first_line
+from tinyagent.hosting.peer_account import peer_uid
 from tinyagent.hosting.request_heads import host_name
 from tinyagent.number_checks import ascii_number
 from tinyagent.safe_text import replace_lone_surrogates
@@ -432,7 +436,9 @@ def client_of(request: Request) -> str:
 
 def check_operator(request: Request, service: AgentService) -> None:
     """Listing and answering approvals: the operator alone. That is whoever sends `--operator-key`; on a service
-    with no key at all, whoever calls it from this machine by a loopback name (the teacher's own page). A client's
+    with no key at all, a program of the account that started the service, calling it from this machine by a
+    loopback name (the teacher's own page): on a machine shared by several accounts, another account's program is
+    on the same loopback, and is refused, as is any caller whose account cannot be told (account_of). A client's
     key is never enough: the customer asking for a refund must not be the one who says yes to it."""
     config = service.config
     sent = bearer_token(request)
@@ -452,14 +458,24 @@ def check_operator(request: Request, service: AgentService) -> None:
     if not from_this_machine(request):
         raise ApiError(403, "operator_only", "without --operator-key, approvals are listed and answered only "
                        "from this machine, at http://127.0.0.1:<port>/; start the service with --operator-key")
+    account = account_of(request)
+    if account is None:
+        raise ApiError(403, "operator_only", "without --operator-key, approvals are listed and answered only by the "
+                       "account that started the service, and this system does not say which account sent the "
+                       "request (Linux's /proc/net/tcp does); start the service with --operator-key and send that key")
+    if account != os.geteuid():
+        raise ApiError(403, "operator_only", "without --operator-key, approvals are listed and answered only by the "
+                       "account that started the service, not by another account of this machine; start the "
+                       "service with --operator-key and send that key")
 
 
 def from_this_machine(request: Request) -> bool:
     """A request from a loopback address that names a loopback host: a person at this machine, not a client of a
     proxy on it (a proxy passes on the name its clients used) nor a neighbour naming 127.0.0.1. A request that
     says it was forwarded (X-Forwarded-For, Forwarded, X-Real-IP, Via) is a proxy's client too. A proxy that
-    names 127.0.0.1 and says nothing of forwarding (nginx's defaults do both) cannot be told from a person here:
-    behind one, start the service with --operator-key (the README says so)."""
+    names 127.0.0.1 and says nothing of forwarding (nginx's defaults do both) cannot be told from a person here
+    by its request: check_operator also asks which account sent it (account_of), which refuses a proxy of another
+    account (nginx's www-data), but behind one at all, start the service with --operator-key (the README says so)."""
     if any(name in request.headers for name in FORWARDING_HEADERS):
         return False
     peer = request.client.host if request.client else ""
@@ -470,6 +486,16 @@ def from_this_machine(request: Request) -> bool:
     mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 on a dual-stack socket
     loopback = (mapped or address).is_loopback
     return loopback and is_loopback_name(host_name(request.headers.get("host", "")))
+
+
+def account_of(request: Request) -> int | None:
+    """The uid of the account whose program sent the request over this machine's loopback, or None when it cannot
+    be told (hosting/peer_account.py). On a machine shared by several accounts (the course's JupyterHub: each
+    learner an account of her own, all on one loopback), a loopback address and name say only "this machine"."""
+    client, server = request.scope.get("client"), request.scope.get("server")
+    if not client or not server or server[1] is None:
+        return None
+    return peer_uid((client[0], client[1]), (server[0], server[1]))
 
 
 def check_not_cross_site(request: Request) -> None:

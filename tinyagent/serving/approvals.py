@@ -9,9 +9,9 @@ waits in `gate.decide()` until somebody answers or the time runs out (then it is
 
 The approval id is the run's id (random, 128 bits, made by the app for this run) and the request's number: it is
 shown to the run's own stream and to the operator, nobody else. Only the operator (`--operator-key`, or on a
-service with no key at all a person at this machine) may list or answer them (app.py, check_operator): the
-customer whose run asks for the refund has the approval id in their stream, but their key cannot say yes. The
-listing holds no session id: a session's id stays with the client that started it. The routes also have the
+service with no key at all a person at this machine, of the account running the service) may list or answer them
+(app.py, check_operator): the customer whose run asks for the refund has the approval id in their stream, but their
+key cannot say yes. The listing holds no session id: a session's id stays with the client that started it. The routes also have the
 other routes' guards: the host check, and no cross-site request for the POST that answers. `--auto-approve`
 gives every gate a callback that says yes, for a demonstration with nobody at hand; the requests and decisions
 are still in the trace.

@@ -120,7 +120,8 @@ def openapi_document() -> dict:
             "/agent/approvals": {"get": {
                 "summary": "The refunds waiting for a person's yes (the operator only)",
                 "description": "Only the operator may call it: Authorization: Bearer <operator key> (--operator-key), "
-                               "or, on a service with no key at all, a request from this machine. A client's key "
+                               "or, on a service with no key at all, a request from this machine by the account running "
+                               "the service (Linux). A client's key "
                                "gets a 403. Each entry: approval_id, question, tool, input, summary, seconds_left, "
                                "sources (where the refund's order id was read, lesson 25) "
                                "(no session id: that stays with the client that started the session).",

@@ -71,7 +71,8 @@ class ServiceConfig:
     api_key:        the client key: when set, every /agent and /v1 request must send `Authorization: Bearer <api_key>`
                     (or the operator key)
     operator_key:   the key of the person who lists and answers approvals (app.py, check_operator); without it,
-                    only a service with no api_key takes answers, and only from this machine
+                    only a service with no api_key takes answers, and only from this machine, by the account
+                    running the service (Linux)
     session_store:  an SQLite file, or a postgresql:// URL (open_session_store)
     shop_db:        the shop's SQLite file (":memory:": a fresh shop per process)
     now:            pretend it is this time (ISO), as `ask --now`; None: the real time

@@ -1,0 +1,117 @@
+"""hosting/peer_account.py: which account holds the client's end of a loopback connection, read from /proc/net.
+
+Real sockets: one this process opens is this process's account; as root, one a child opens after it has become
+another account (uid 65534, nobody) is that account; a client gone, or no connection at all, is nobody's (None).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from tinyagent.hosting import peer_account
+from tinyagent.hosting.peer_account import accounts_can_be_told, peer_uid
+
+pytestmark = pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads /proc/net/tcp (Linux)")
+OTHER_UID = 65534  # nobody: any uid but ours will do, it need not name an account
+
+
+def has_ipv6_loopback() -> bool:
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET6) as probe:
+        probe.bind(("::1", 0))
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def listening(family: int, host: str, *, dual_stack: bool = False):
+    with socket.socket(family) as server:
+        if dual_stack:
+            server.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        server.bind((host, 0))
+        server.listen()
+        yield server
+
+
+def ends(accepted: socket.socket) -> tuple[tuple[str, int], tuple[str, int]]:
+    """(client, server) as the server's socket sees them, as uvicorn puts them in a request's scope."""
+    return accepted.getpeername()[:2], accepted.getsockname()[:2]
+
+
+@pytest.mark.parametrize(("family", "listen_on", "connect_to", "dual_stack"), [
+    (socket.AF_INET, "127.0.0.1", "127.0.0.1", False),
+    (socket.AF_INET6, "::1", "::1", False),
+    (socket.AF_INET6, "::", "127.0.0.1", True),  # the server sees ::ffff:127.0.0.1; the client's socket is IPv4
+], ids=["ipv4", "ipv6", "ipv4-on-a-dual-stack-server"])
+def test_the_client_end_of_a_connection_of_this_process_is_this_account(family, listen_on, connect_to, dual_stack):
+    if family == socket.AF_INET6 and not has_ipv6_loopback():
+        pytest.skip("no IPv6 loopback here")
+    with listening(family, listen_on, dual_stack=dual_stack) as server, \
+            socket.create_connection((connect_to, server.getsockname()[1])) as client:
+        accepted, _ = server.accept()
+        with accepted:
+            client_end, server_end = ends(accepted)
+            assert client_end[1] == client.getsockname()[1]
+            assert peer_uid(client_end, server_end) == os.geteuid()
+
+
+def test_a_client_that_closed_its_end_is_nobodys():
+    # Linux shows uid 0 for a socket its program has closed (FIN_WAIT): taken as it is, a closed client would be
+    # root's, the account of a service run as root.
+    with listening(socket.AF_INET, "127.0.0.1") as server:
+        client = socket.create_connection(server.getsockname())
+        accepted, _ = server.accept()
+        with accepted:
+            client.close()
+            assert peer_uid(*ends(accepted)) is None
+
+
+def test_no_such_connection_or_no_address_is_nobodys():
+    with listening(socket.AF_INET, "127.0.0.1") as server:
+        nobody_there = ("127.0.0.1", 9), server.getsockname()
+        assert peer_uid(*nobody_there) is None
+        assert peer_uid(("testclient", 50000), server.getsockname()) is None
+
+
+def test_without_proc_net_the_account_cannot_be_told(monkeypatch):
+    assert accounts_can_be_told()
+    monkeypatch.setattr(peer_account, "TABLES", ("/nonexistent/tcp", "/nonexistent/tcp6"))
+    assert not accounts_can_be_told()
+    with listening(socket.AF_INET, "127.0.0.1") as server, socket.create_connection(server.getsockname()):
+        accepted, _ = server.accept()
+        with accepted:
+            assert peer_uid(*ends(accepted)) is None
+
+
+# A program of another account: this interpreter imports what it needs, then becomes uid 65534 and connects. (Not
+# os.setuid in a preexec_fn: the interpreter's own files may be where that account cannot read, as under /root.)
+CONNECT_AS_ANOTHER_ACCOUNT = """
+import encodings.idna, os, socket, sys
+os.setgroups([]); os.setgid(int(sys.argv[1])); os.setuid(int(sys.argv[1]))
+client = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+print(client.getsockname()[1], flush=True)
+sys.stdin.read()  # holds the connection until the test closes stdin
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="becoming another account needs root")
+def test_the_client_end_of_a_connection_of_another_account_is_that_account():
+    with listening(socket.AF_INET, "127.0.0.1") as server:
+        child = subprocess.Popen([sys.executable, "-c", CONNECT_AS_ANOTHER_ACCOUNT, str(OTHER_UID),
+                                  str(server.getsockname()[1])], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 text=True)
+        try:
+            assert child.stdout.readline().strip().isdigit()
+            accepted, _ = server.accept()
+            with accepted:
+                assert peer_uid(*ends(accepted)) == OTHER_UID != os.geteuid()
+        finally:
+            child.kill()
+            child.wait()
+            child.stdin.close()
+            child.stdout.close()
