@@ -120,7 +120,8 @@ def test_without_any_key_only_a_request_from_this_machine_by_a_loopback_name_ans
         assert [p["approval_id"] for p in pending(service, headers={})] == [approval]
         assert answer(service, approval, False, headers={}).json()["outcome"] == "declined"
         assert rest_of(events)["approval_decided"][0]["by"] == "a person over HTTP" and service.refunds() == []
-    assert "approvals: each refund waits for a yes from this machine" in service.output()
+    said = "approvals: each refund waits for a yes from this machine, by the account running the service"
+    assert said in service.output()
 
 
 # What another account's program sends (tests/test_peer_account.py says why it drops root after its imports): a
@@ -190,6 +191,25 @@ def test_without_any_key_a_caller_not_known_to_be_this_account_is_not_the_operat
         assert says in one_line_refusal(listed, 403, "operator_only")
         assert "--operator-key" in error_of(listed)["message"]
         one_line_refusal(answer(server, "0" * 32 + ".1", True, headers={}), 403, "operator_only")
+
+
+SERVE_WHERE_NO_ACCOUNT_IS_SAID = """
+import sys
+from tinyagent.hosting import peer_account
+peer_account.TABLES = ("/nonexistent/tcp", "/nonexistent/tcp6")  # as on macOS or Windows: no /proc/net
+from tinyagent.__main__ import main
+sys.exit(main(["serve", *sys.argv[1:]]))
+"""
+
+
+def test_where_the_system_cannot_tell_whose_a_connection_is_a_keyless_service_has_no_operator(tmp_path):
+    script = tmp_path / "serve_where_no_account_is_said.py"
+    script.write_text(SERVE_WHERE_NO_ACCOUNT_IS_SAID, encoding="utf-8")
+    with serve_process(tmp_path, "--approval-timeout", "600", script=script) as service:
+        listed = requests.get(service.url + "/agent/approvals", timeout=PATIENCE)
+        assert "--operator-key" in one_line_refusal(listed, 403, "operator_only")
+    said = "approvals: nobody can answer them (no key, and this system does not say which account calls: start the "
+    assert said + "service with --operator-key)" in service.output()
 
 
 @pytest.mark.parametrize(("peer", "host", "expected"), [

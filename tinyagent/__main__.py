@@ -295,7 +295,7 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--operator-key", type=_operator_key, default=os.environ.get("TINYAGENT_SERVE_OPERATOR_KEY"),
                        help="the key of the person who lists and answers refund approvals; a client's --api-key "
                        "cannot (default: $TINYAGENT_SERVE_OPERATOR_KEY; without one, only a service with no key takes "
-                       "answers, from this machine)")
+                       "answers, from this machine and the account running it, on Linux)")
     serve.add_argument("--session-store", type=_session_store, default=None, metavar="FILE_OR_URL",
                        help="an SQLite file or a postgresql:// URL for the sessions (default "
                        "~/.cache/tinyagent/sessions.sqlite3)")
@@ -722,6 +722,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    from tinyagent.hosting.peer_account import accounts_can_be_told
     from tinyagent.memory.session_store import safe_url
 
     if args.operator_key is not None and args.operator_key == args.api_key:
@@ -766,8 +767,11 @@ def _serve(args: argparse.Namespace) -> int:
                 who = f"each refund waits for the operator's yes (--operator-key: {where})"
             elif config.api_key:
                 who = "nobody can answer them (--api-key without --operator-key: a client's key cannot)"
+            elif accounts_can_be_told():
+                who = f"each refund waits for a yes from this machine, by the account running the service ({where})"
             else:
-                who = f"each refund waits for a yes from this machine ({where})"
+                who = ("nobody can answer them (no key, and this system does not say which account calls: start "
+                       "the service with --operator-key)")
             print(f"approvals: {who}; no answer in {config.approval_timeout_s:g} s is a timeout: nothing is paid",
                   flush=True)
             if args.workers > 1:  # approvals.py keeps them in memory, per process
