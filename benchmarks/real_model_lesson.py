@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/real_model_lesson.py [--runs classroom,before,now] [--lesson notebooks/06_react_loop.ipynb]
 
 What a learner does: `python -m tinyagent local-model --threads 1` (SmolLM2-135M on llama.cpp), then the lesson
-run top to bottom with `jupyter nbconvert --execute`, TINYAGENT_API_URL and TINYAGENT_MODEL pointing at it and
+run top to bottom with `jupyter nbconvert --execute`, TINYAGENT_API_URL, TINYAGENT_API_KEY (the model's key, which
+the command takes from its environment as from a learner's .env) and TINYAGENT_MODEL pointing at it and
 TINYAGENT_OFFLINE unset. The run's notebook goes to a temporary folder (never over the lesson).
 
 Every request passes through a small proxy in this script, which records what llama.cpp says it did (`timings`:
@@ -28,6 +29,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -87,8 +89,10 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         if data and "/chat/completions" in self.path:
             sent = proxy.rewrite(json.loads(data))
             data = json.dumps(sent).encode()
-        upstream = requests.request(method, proxy.upstream + self.path, data=data, timeout=1800,
-                                    headers={"Content-Type": self.headers.get("Content-Type", "application/json")})
+        headers = {"Content-Type": self.headers.get("Content-Type", "application/json")}
+        if "Authorization" in self.headers:  # the model's key, which the lesson's client sends
+            headers["Authorization"] = self.headers["Authorization"]
+        upstream = requests.request(method, proxy.upstream + self.path, data=data, timeout=1800, headers=headers)
         if sent is not None and not sent.get("stream") and upstream.ok:
             reply = upstream.json()
             timings = reply.get("timings") or {}
@@ -152,18 +156,22 @@ def run_lesson(lesson: Path, env: dict, out_dir: Path, name: str) -> tuple[float
     return wall, errors
 
 
-def start_local_model() -> tuple[subprocess.Popen, str]:
+def start_local_model(env: dict) -> tuple[subprocess.Popen, str, str]:
+    """`local-model` in a process of its own, its address and its key: the one its environment sends to that address,
+    which it takes as it takes a learner's .env."""
     port = quiet_port_run()  # told to a server that binds it once it has started
+    url, key = f"http://127.0.0.1:{port}", secrets.token_urlsafe(32)
     process = subprocess.Popen([sys.executable, "-m", "tinyagent", "local-model", "--threads", "1", "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env={**env, "TINYAGENT_API_URL": url + "/v1", "TINYAGENT_API_KEY": key,
+                                    "TINYAGENT_MODEL": MODEL_NAME})
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"local-model exited with {process.returncode}")
         try:
-            if requests.get(url + "/v1/models", timeout=5).ok:
-                return process, url
+            if requests.get(url + "/health", timeout=5).ok:  # /health asks no key
+                return process, url, key
         except requests.RequestException:
             time.sleep(0.5)
     process.terminate()
@@ -190,10 +198,10 @@ def main() -> int:
     lesson = args.lesson.resolve()
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("TINYAGENT_")}
     figures: dict[str, dict] = {}
-    model, proxy = None, None
+    model, proxy, key = None, None, ""
     try:
         if any(r != "classroom" for r in runs):
-            model, upstream = start_local_model()
+            model, upstream, key = start_local_model(base_env)
             proxy = RecordingProxy(upstream)
             threading.Thread(target=proxy.serve_forever, daemon=True).start()
         with tempfile.TemporaryDirectory(prefix="lesson-runs-") as out_dir:
@@ -203,7 +211,7 @@ def main() -> int:
                 else:
                     proxy.mode, proxy.calls = name, []
                     env = {**base_env, "TINYAGENT_API_URL": proxy.url + "/v1/chat/completions",
-                           "TINYAGENT_MODEL": MODEL_NAME, "TINYAGENT_API_KEY": ""}
+                           "TINYAGENT_MODEL": MODEL_NAME, "TINYAGENT_API_KEY": key}
                 before = os.getloadavg()
                 with LoadSampler() as load:
                     wall, errors = run_lesson(lesson, env, Path(out_dir), name)

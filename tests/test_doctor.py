@@ -62,7 +62,7 @@ def test_command_line_doctor_on_the_classroom_model_exits_0(capsys):
 
 
 def test_local_llama_cpp_passes_but_warns_about_tool_calls(local_model):
-    settings = Settings(api_url=local_model.chat_url, api_key=None, model=local_model.model, source="test")
+    settings = Settings(api_url=local_model.chat_url, api_key=local_model.api_key, model=local_model.model, source="test")
     out = io.StringIO()
     code, text = run_doctor(settings, out=out, timeout=60), out.getvalue()
     found = statuses(diagnose(settings, timeout=60))
@@ -74,6 +74,17 @@ def test_local_llama_cpp_passes_but_warns_about_tool_calls(local_model):
     assert found["tool_calls"] == WARN  # llama.cpp takes `tools` but SmolLM2 answers in text
     assert found["grammar"] == OK and found["json_schema"] == OK  # llama.cpp follows both (lesson 23)
     assert "How to fix:" in text and "- tool_calls (WARN): native function calling" in text
+
+
+def test_local_llama_cpp_without_its_key_fails_key_accepted_and_says_where_the_key_is(local_model):
+    # The local model answers only requests with its key: a .env from before, with TINYAGENT_API_KEY empty, is refused,
+    # and the fix names the command that prints the key, not a provider's page.
+    settings = Settings(api_url=local_model.chat_url, api_key=None, model=local_model.model, source="test")
+    code, text = report(settings)
+    found = statuses(diagnose(settings, timeout=60))
+    assert code == 1, text
+    assert found["reachable"] == OK and found["key accepted"] == FAIL, text
+    assert "- key accepted (FAIL): " in text and "local-model" in text.split("- key accepted (FAIL): ")[1], text
 
 
 def test_local_llama_cpp_through_the_environment(local_model, monkeypatch, tmp_path, capsys):

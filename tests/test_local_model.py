@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -23,7 +24,9 @@ import requests
 
 from tinyagent import LlmClient, ReActAgent
 from tinyagent.clock import fixed_clock
+from tinyagent.errors import AuthenticationError
 from tinyagent.events import LlmCall
+from tinyagent.hosting.address import quiet_port_run
 from tinyagent.local_model import (
     INSTALL_COMMAND,
     MODEL_NAME,
@@ -33,6 +36,7 @@ from tinyagent.local_model import (
     this_python,
 )
 from tinyagent.protocols.compliance import example_turns
+from tinyagent.settings import NAMES  # URL, key, model: LlmClient's arguments in this order
 from tinyagent.shop import Shop, shop_registry
 
 from .conftest import PATIENCE, ServerProcess, port_refuses_connections, require_local_model
@@ -40,6 +44,11 @@ from .conftest import PATIENCE, ServerProcess, port_refuses_connections, require
 COUNT = [{"role": "user", "content": "Count from 1 to 10, separated by commas."}]
 SAME_EVERY_TIME = {"temperature": 0, "seed": 3}
 CLOCK = fixed_clock("2026-06-30T19:05:23")
+
+
+def key_of(model) -> dict:
+    """The header that carries the model's key, for a request made without its client."""
+    return {"Authorization": f"Bearer {model.api_key}"}
 
 
 def test_plain_call_returns_text_finish_reason_and_model(local_model):
@@ -75,7 +84,7 @@ def test_usage_counts_add_up(local_model):
 def test_streaming_sends_server_sent_events_ending_in_done(local_model):
     body = {"model": MODEL_NAME, "messages": COUNT, "max_tokens": 20, "stream": True,
             "stream_options": {"include_usage": True}, **SAME_EVERY_TIME}
-    with requests.post(local_model.chat_url, json=body, stream=True, timeout=60) as response:
+    with requests.post(local_model.chat_url, json=body, stream=True, timeout=60, headers=key_of(local_model)) as response:
         assert response.status_code == 200
         assert response.headers["Content-Type"].startswith("text/event-stream")
         events = [line[len("data: "):] for line in response.iter_lines(decode_unicode=True)
@@ -93,7 +102,7 @@ def test_streaming_sends_server_sent_events_ending_in_done(local_model):
 def test_the_official_openai_client_works_unchanged(local_model):
     import openai  # a dev dependency: the course checks that the official client works unchanged
 
-    client = openai.OpenAI(base_url=local_model.base_url, api_key="not-needed", max_retries=0)
+    client = openai.OpenAI(base_url=local_model.base_url, api_key=local_model.api_key, max_retries=0)
     reply = client.chat.completions.create(model=MODEL_NAME, messages=COUNT, max_tokens=10, stop=["5"])
     assert reply.choices[0].message.content is not None
     assert "5" not in reply.choices[0].message.content
@@ -129,10 +138,12 @@ def test_the_command_line_serves_the_model_and_stops_cleanly_on_a_signal(signum)
         lines = dict(line.partition("=")[::2] for line in server.stdout.splitlines() if line.startswith("TINYAGENT_"))
         assert lines["TINYAGENT_API_URL"].startswith("http://127.0.0.1:")
         assert lines["TINYAGENT_API_URL"].endswith("/v1/chat/completions")
-        assert lines["TINYAGENT_API_KEY"] == ""
+        assert len(lines["TINYAGENT_API_KEY"]) >= 32  # a new key: llama.cpp answers no request without it
         assert lines["TINYAGENT_MODEL"] == MODEL_NAME
-        reply = LlmClient(lines["TINYAGENT_API_URL"], None, lines["TINYAGENT_MODEL"]).chat(COUNT, max_tokens=5)
+        reply = LlmClient(*(lines[name] for name in NAMES)).chat(COUNT, max_tokens=5)
         assert reply.text
+        with pytest.raises(AuthenticationError):
+            LlmClient(lines["TINYAGENT_API_URL"], None, MODEL_NAME, max_retries=0).chat(COUNT, max_tokens=5)
         assert server.stop(signum) == 0, server.output()
         # one line, and nothing from llama.cpp: its log stays off unless --verbose
         assert server.stderr == f"local model stopped ({signal.Signals(signum).name}).\n"
@@ -325,10 +336,11 @@ def test_an_agent_run_reads_only_each_prompts_new_end_and_caps_each_step(local_m
                                   for body in sent[1:]), [(b.get("cache_prompt"), b.get("max_tokens")) for b in sent]
     # Asked again, the same conversation is read from the cache: only its last token is read afresh.
     again = requests.post(local_model.chat_url, json=llm.build_request(list(calls[-1].messages), stop=["Observation:"]),
-                          timeout=300).json()
+                          timeout=300, headers=key_of(local_model)).json()
     assert again["timings"]["cache_n"] >= again["usage"]["prompt_tokens"] - 2, again["timings"]
     cold = requests.post(local_model.chat_url, json={**llm.build_request(list(calls[-1].messages), stop=["Observation:"]),
-                                                     "cache_prompt": False}, timeout=300).json()
+                                                     "cache_prompt": False}, timeout=300,
+                         headers=key_of(local_model)).json()
     assert cold["timings"]["cache_n"] == 0 and cold["timings"]["prompt_n"] == cold["usage"]["prompt_tokens"]
 
 
@@ -362,3 +374,85 @@ def test_a_request_never_finished_is_dropped_within_the_read_timeout(local_model
         answer = sock.recv(4096)  # TimeoutError: the server still waits
     assert answer == b"" or answer.startswith(b"HTTP/1.1 400 "), answer
     assert time.monotonic() - started < 3 * READ_TIMEOUT_S
+
+
+# Every path llama.cpp answers that makes the model write or tells what it holds: chat (OpenAI's and its own), /props
+# (the model's path, the learner's home in it), /slots, the model list.
+ASKS_FOR_THE_KEY = [
+    ("POST", "/v1/chat/completions", {"messages": COUNT, "max_tokens": 2}),
+    ("POST", "/completion", {"prompt": "1, 2, 3,", "n_predict": 2}),
+    ("GET", "/props", None),
+    ("GET", "/slots", None),
+    ("GET", "/v1/models", None),
+]
+
+
+def test_llama_cpp_refuses_every_request_without_the_key_whatever_its_host(local_model):
+    # llama.cpp asked no key and checks no Host header. A page whose own name resolves to 127.0.0.1 (DNS rebinding)
+    # is the model's own site to the browser: it could use the model and read /props and /slots. A page of any site
+    # could post a form or text/plain to it, which made the model write (its answer unread). Now llama.cpp itself
+    # answers 401 to a request without the key the model was started with: a page cannot know it, a form cannot send it.
+    server = local_model.base_url.removesuffix("/v1")
+    rebound = f"rebound.example:{local_model.port}"
+    pages = [{}, {"Host": rebound, "Origin": f"http://{rebound}"}, {"Authorization": "Bearer guessed"}]
+    for method, path, body in ASKS_FOR_THE_KEY:
+        for page in pages:
+            answer = requests.request(method, server + path, json=body, headers=page, timeout=PATIENCE)
+            assert answer.status_code == 401, (method, path, page, answer.status_code, answer.text[:200])
+            assert answer.json()["error"]["type"] == "authentication_error"
+    form = requests.post(local_model.chat_url, data=json.dumps({"messages": COUNT, "max_tokens": 2}), timeout=PATIENCE,
+                         headers={"Origin": "http://evil.example", "Content-Type": "text/plain"})
+    assert form.status_code == 401, form.text[:200]
+    # With the key, any Host is served (llama.cpp has no Host check: the key is what stops a rebound page), and /slots
+    # is turned off (nothing in the course reads it). /health stays open: the readiness wait asks it.
+    key = key_of(local_model)
+    assert requests.get(server + "/props", headers={**key, "Host": rebound}, timeout=PATIENCE).status_code == 200
+    assert requests.get(server + "/slots", headers=key, timeout=PATIENCE).status_code == 501
+    assert requests.get(server + "/health", timeout=PATIENCE).status_code == 200
+
+
+def test_each_start_has_a_new_key_that_no_repr_shows(local_model):
+    assert len(local_model.api_key) >= 32
+    assert local_model.api_key not in repr(local_model) and local_model.api_key not in repr(local_model.client())
+    assert local_model.client().chat(COUNT, max_tokens=2).text
+
+
+def test_started_again_the_command_takes_the_key_the_learners_settings_send_it():
+    # `local-model` prints the .env lines with a new key; started again, with those lines in .env (here exported), it
+    # takes that key, so the lines stay right. It never prints a key it did not make (this one could be anything).
+    require_local_model()
+    port = quiet_port_run()
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    key = "kept-" + secrets.token_urlsafe(24)
+    env = {**os.environ, "TINYAGENT_OFFLINE": "", "TINYAGENT_API_URL": url, "TINYAGENT_API_KEY": key,
+           "TINYAGENT_MODEL": MODEL_NAME}
+    with ServerProcess("local-model", "--port", str(port), "--threads", "1", env=env) as server:
+        server.wait_for_line("Stop with Ctrl-C")
+        assert key not in server.stdout and key[-8:] not in server.stdout, server.stdout
+        assert "TINYAGENT_API_KEY=" not in server.stdout and f"TINYAGENT_API_URL={url}" in server.stdout
+        assert LlmClient(url, key, MODEL_NAME).chat(COUNT, max_tokens=2).text
+        with pytest.raises(AuthenticationError):
+            LlmClient(url, None, MODEL_NAME, max_retries=0).chat(COUNT, max_tokens=2)
+        assert server.stop(signal.SIGTERM) == 0, server.output()
+
+
+@pytest.mark.parametrize("settings, why", [
+    ({"TINYAGENT_API_URL": "http://127.0.0.1:8080/v1", "TINYAGENT_API_KEY": "sk-kept"}, None),
+    ({"TINYAGENT_API_URL": "http://localhost:8080", "TINYAGENT_API_KEY": "sk-kept"}, None),
+    ({"TINYAGENT_API_URL": "http://127.0.0.1:8081/v1", "TINYAGENT_API_KEY": "sk-kept"}, "another port"),
+    ({"TINYAGENT_API_URL": "https://api.deepseek.com", "TINYAGENT_API_KEY": "sk-kept"}, "a provider's key"),
+    ({"TINYAGENT_API_URL": "http://127.0.0.1:8080/v1", "TINYAGENT_API_KEY": ""}, "no key"),
+    ({"TINYAGENT_API_URL": "http://127.0.0.1:8080/v1", "TINYAGENT_API_KEY": "no-key-needed"}, "the word for none"),
+    ({"TINYAGENT_API_KEY": "sk-kept"}, "settings that cannot be used"),
+    ({"TINYAGENT_API_URL": "http://127.0.0.1:8080/v1", "TINYAGENT_API_KEY": "sk-kept", "TINYAGENT_OFFLINE": "1"},
+     "TINYAGENT_OFFLINE"),
+])
+def test_the_command_keeps_only_a_key_the_settings_send_to_its_own_address(monkeypatch, tmp_path, settings, why):
+    from tinyagent.local_model import key_in_settings
+
+    monkeypatch.chdir(tmp_path)  # no .env here or above (tmp_path): only the environment speaks
+    for name in ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL", "TINYAGENT_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in {"TINYAGENT_MODEL": MODEL_NAME, **settings}.items():
+        monkeypatch.setenv(name, value)
+    assert key_in_settings(8080) == (None if why else "sk-kept"), why

@@ -40,7 +40,7 @@ from urllib.parse import urljoin
 
 import requests
 
-from tinyagent.api_url import models_url, shown_url, url_host
+from tinyagent.api_url import is_loopback, models_url, shown_url, url_host
 from tinyagent.chat_result import CHECK_THE_URL, UNTRUSTED_CERTIFICATE, _short_reason
 from tinyagent.errors import (
     AuthenticationError,
@@ -165,7 +165,7 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
     try:
         ping = llm.chat(PING, max_tokens=24)
     except LlmError as exc:
-        _explain_failure(exc, add)
+        _explain_failure(exc, add, settings.api_url)
         return skip_the_rest("no usable reply yet")
     if settings.api_key:
         add("key accepted", OK, "the server accepted the key", required=True)
@@ -184,13 +184,18 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
     return checks
 
 
-def _explain_failure(exc: LlmError, add: Callable) -> None:
+def _explain_failure(exc: LlmError, add: Callable, api_url: str) -> None:
     """Turn the chat request's error into the lines of the required checks it decides."""
     message = str(exc)
     if isinstance(exc, AuthenticationError):
-        add("key accepted", FAIL, message,
-            "put the key your provider gave you in TINYAGENT_API_KEY (in .env); check that it belongs to "
-            "the provider in TINYAGENT_API_URL and has not expired", required=True)
+        if is_loopback(api_url):  # a server on this machine that asks a key: the course's own print theirs
+            fix = ("put the key this machine's server was started with in TINYAGENT_API_KEY (in .env): "
+                   "`python -m tinyagent local-model` prints its own in the TINYAGENT_API_KEY line it shows when it "
+                   "starts; `classroom --api-key KEY` and `serve --api-key KEY` take KEY")
+        else:
+            fix = ("put the key your provider gave you in TINYAGENT_API_KEY (in .env); check that it belongs to "
+                   "the provider in TINYAGENT_API_URL and has not expired")
+        add("key accepted", FAIL, message, fix, required=True)
         return
     if isinstance(exc, (LlmConnectionError, LlmTimeoutError)):
         add("reply", FAIL, message,

@@ -14,6 +14,17 @@ is why it goes in with --no-deps, and why this module finds its .gguf file witho
 
 The model is tiny: it answers in a second or two on a laptop CPU, and it follows the ReAct format
 only some of the time. That is the point of the appendix notebook: real behaviour, measured.
+
+It answers only requests that send its key (`Authorization: Bearer KEY`), a new random one at each start;
+`model.client()` sends it. A web page the learner opens can reach 127.0.0.1 too: a page of any site can post a form
+to the model, which made it write, and a page whose own name is made to resolve to 127.0.0.1 (DNS rebinding) is the
+model's own site to the browser, free to use it and to read /props (the model's path, the learner's home in it).
+The course's own servers refuse the rebound page by its Host header; llama.cpp checks no Host, so here the key is
+what stops it. llama.cpp itself answers 401 to a request without the key, to every path but /health (which the
+readiness wait asks) and its static web page. A page cannot know the key, a form cannot send it, and no other account
+on the machine (a JupyterHub's other learners) can use the model either. `python -m tinyagent local-model` prints its
+key in the .env lines; started again, it takes the key those lines send to its address (`key_in_settings`), so they
+stay right.
 """
 
 from __future__ import annotations
@@ -22,17 +33,20 @@ import atexit
 import contextlib
 import importlib.util
 import os
+import secrets
 import sys
 import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tinyagent.errors import ConfigurationError
+from tinyagent.api_url import is_loopback
+from tinyagent.errors import NO_KEY_NEEDED, ConfigurationError
 from tinyagent.hosting.address import check_can_listen
 from tinyagent.hosting.signals import StopSignals
 from tinyagent.llm_client import LlmClient
 from tinyagent.number_checks import ascii_number
+from tinyagent.settings import load_settings
 
 MODEL_NAME = "SmolLM2-135M-Instruct"  # what TINYAGENT_MODEL says; the server lists it under /v1/models
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -90,12 +104,13 @@ def find_model_file() -> Path:
 class LocalModel:
     """A running llama.cpp server with SmolLM2 loaded. Stop it with `stop()` or a `with` block."""
 
-    def __init__(self, server, host: str, port: int, model: str, model_path: Path):
+    def __init__(self, server, host: str, port: int, model: str, model_path: Path, api_key: str):
         self._server = server  # xllamacpp.Server: the server runs until this object is freed
         self.host = host
         self.port = port
         self.model = model
         self.model_path = model_path
+        self.api_key = api_key  # what llama.cpp asks of every request; never in repr()
 
     @property
     def base_url(self) -> str:
@@ -112,14 +127,14 @@ class LocalModel:
         return self._server is not None
 
     def client(self, **options) -> LlmClient:
-        """An LlmClient for this model (no key: the server runs on loopback)."""
-        return LlmClient(self.chat_url, None, self.model, **options)
+        """An LlmClient for this model, with its key."""
+        return LlmClient(self.chat_url, self.api_key, self.model, **options)
 
     def env_lines(self) -> str:
-        """The three .env lines that point tinyagent at this server."""
+        """The three .env lines that point tinyagent at this server, its key among them."""
         return (
             f"TINYAGENT_API_URL={self.chat_url}\n"
-            "TINYAGENT_API_KEY=\n"
+            f"TINYAGENT_API_KEY={self.api_key}\n"
             f"TINYAGENT_MODEL={self.model}"
         )
 
@@ -146,12 +161,14 @@ def start_local_model(
     n_ctx: int = 2048,
     threads: int | None = None,
     verbose: bool = False,
+    api_key: str | None = None,
 ) -> LocalModel:
     """Load SmolLM2 and serve it on `host:port` (port 0: a free one). Ready when this returns.
 
     llama.cpp runs the server on its own threads inside this process. It logs every request to
     the process's stderr, which would land in a notebook's output or a test's; `verbose=False`
-    turns that log down to nothing.
+    turns that log down to nothing. It answers only requests that send `api_key`, a new random
+    one when none is given (the module's docstring says why).
     """
     threads = threads or threads_from_environment()  # a wrong value is said before anything loads
     missing = missing_packages()
@@ -174,6 +191,9 @@ def start_local_model(
     # allowed: any site the learner opens could use the model and read its answers. No origin is named here, so no
     # page of another site may read them (the course's clients are programs, which CORS does not concern).
     params.cors_origins = ""
+    api_key = api_key or secrets.token_urlsafe(32)
+    params.api_keys = [api_key]
+    params.endpoint_slots = False  # nothing in the course reads /slots: one thing fewer to guard
     # llama.cpp's threads wait for each other at every token. Spinning while they wait (its default)
     # turns one busy neighbour process into a 10x slowdown on a small machine; sleeping costs little
     # when the machine is quiet (2 cores: 92 instead of 100 tokens/s alone, 28 instead of 9 beside a
@@ -192,13 +212,14 @@ def start_local_model(
             f"or {model_path.name} could not be loaded; run with verbose=True (--verbose) to see its log"
         ) from None
     bound_port = urlsplit(server.listening_address).port  # e.g. "http://127.0.0.1:40123"
-    model = LocalModel(server, host, bound_port, MODEL_NAME, model_path)
+    model = LocalModel(server, host, bound_port, MODEL_NAME, model_path, api_key)
     _wait_until_ready(model)
     return model
 
 
 def _wait_until_ready(model: LocalModel, limit_s: float = 60.0) -> None:
-    """Return once llama.cpp says it is ready: its /health answers 200 (503 while the model loads)."""
+    """Return once llama.cpp says it is ready: its /health answers 200 (503 while the model loads), and asks no
+    key."""
     import requests
 
     deadline = time.monotonic() + limit_s
@@ -252,23 +273,47 @@ def this_python() -> str:
     return f'"{path}"' if " " in path else path  # quoted as both a POSIX shell and Windows' read it
 
 
+def key_in_settings(port: int) -> str | None:
+    """The TINYAGENT_API_KEY that the learner's settings (the environment, then .env, as the notebooks read them) send
+    to this machine's `port`; None when they name another address or no key. `local-model` started again takes it, so
+    the .env lines it printed at its first start stay right. A key the settings send elsewhere (a provider's) is
+    never taken, and a taken key is never printed: it may be any secret of the learner's."""
+    try:
+        settings = load_settings(notice=False)
+    except ConfigurationError:
+        return None  # settings that cannot be used yet (a key and no URL): a new key, printed
+    if settings.offline or settings.api_key in (None, NO_KEY_NEEDED) or not is_loopback(settings.api_url):
+        return None
+    return settings.api_key if urlsplit(settings.api_url).port == port else None
+
+
 def serve_local_model(
     port: int = DEFAULT_PORT, host: str = "127.0.0.1", verbose: bool = False, threads: int | None = None
 ) -> None:
     """Serve the local model until Ctrl-C (SIGINT) or SIGTERM, after printing the .env lines that use it; then
     end the process (the command's: `python -m tinyagent local-model`).
 
-    Stops on either signal, even in a process started with SIGINT ignored, and says so in one line on stderr. A
-    host or port it cannot listen on raises ServerAddressError.
+    The server's key is the one the learner's settings already send to this address (key_in_settings), not
+    printed, or else a new one, printed in the .env lines. Stops on either signal, even in a process started with
+    SIGINT ignored, and says so in one line on stderr. A host or port it cannot listen on raises ServerAddressError.
     """
     check_can_listen(host, port)  # llama.cpp's own error would only say that it did not start
+    kept_key = key_in_settings(port)
     # The handlers go in before the model loads (a few seconds): a stop asked for meanwhile is kept.
     with StopSignals() as stop:
-        model = start_local_model(port, host=host, verbose=verbose, threads=threads)
+        model = start_local_model(port, host=host, verbose=verbose, threads=threads, api_key=kept_key)
         try:
             print(f"Serving {model.model} (llama.cpp, {model.model_path.name}) at {model.base_url}")
-            print("Put these lines in .env (no key needed on loopback), or export them:\n")
-            print(model.env_lines())
+            if kept_key:
+                print("Its key is the TINYAGENT_API_KEY your .env (or environment) already sends to this address, "
+                      "not shown here: it answers no request without it. With that key, these lines point tinyagent "
+                      "at it:\n")
+                print("\n".join(line for line in model.env_lines().splitlines()
+                                if not line.startswith("TINYAGENT_API_KEY=")))
+            else:
+                print("Its key is new at this start: it answers no request without it (so no web page you open can "
+                      "use it). Put these lines in .env, or export them; with them in place, a restart keeps the key:\n")
+                print(model.env_lines())
             print(f"\nCheck it with: {this_python()} -m tinyagent doctor      Stop with Ctrl-C.", flush=True)
             stopped_by = stop.wait()
         except BaseException:
