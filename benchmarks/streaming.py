@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             from tinyagent.local_model import start_local_model
 
             with start_local_model(threads=args.threads) as model:
-                llm = ColdPromptClient(model.chat_url, None, model.model, read_timeout=600, total_timeout=900)
+                llm = ColdPromptClient(model.chat_url, model.api_key, model.model, read_timeout=600, total_timeout=900)
                 measure(f"local model {llm.model!r} (llama.cpp)", llm, requests, args.runs, args.max_tokens)
     except (TinyAgentError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
