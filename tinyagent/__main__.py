@@ -342,7 +342,8 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
 def _mcp_server_arguments(mcp: argparse.ArgumentParser) -> None:
     """Lesson 24: the shop's tools for any MCP host. Without --port it speaks on stdin/stdout, as hosts expect."""
     mcp.add_argument("--port", type=_port, default=None, help="serve Streamable HTTP on 127.0.0.1:PORT/mcp instead "
-                     "of stdio (0: any free port)")
+                     "of stdio (0: any free port), to programs of this account only (on Linux; where the system does "
+                     "not say whose a connection is, to every account of this machine)")
     mcp.add_argument("--db", default=_shop_db_setting() or ":memory:", metavar="FILE",
                      help="the shop's SQLite file, filled with the course's orders on first use (default: "
                      "$TINYAGENT_SHOP_DB, else a freshly seeded shop in memory)")

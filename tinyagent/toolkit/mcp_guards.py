@@ -1,8 +1,10 @@
 """The MCP server's guards over HTTP and stdio (lesson 24): what reaches the SDK is a request it can answer, from
 this machine. mcp_server.py puts them in front of the SDK's transports.
 
-- `LoopbackGuard` (HTTP): only this machine's Host and pages, a JSON body that arrives in time and within the SDK's
-  limit, each refused with a JSON error before the SDK reads anything.
+- `LoopbackGuard` (HTTP): only programs of the account that started the server (on a machine shared by several
+  accounts, such as the course's JupyterHub, another learner's program is on the same loopback), only this
+  machine's Host and pages, a JSON body that arrives in time and within the SDK's limit, each refused with a JSON
+  error before the SDK reads anything.
 - `JsonRpcGuard` (HTTP): a request id the SDK can answer (a string or an integer), not one still in flight in the
   same session; the SDK dropped the first in silence and lost the first request's answer to the second. A batch
   (a JSON array) is refused in one sentence, where the SDK answered with a pydantic dump.
@@ -13,6 +15,7 @@ this machine. mcp_server.py puts them in front of the SDK's transports.
 from __future__ import annotations
 
 import json
+import os
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any, Self
@@ -23,6 +26,8 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, Transpo
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from starlette.datastructures import Headers
+
+from tinyagent.hosting.peer_account import accounts_can_be_told, peer_uid
 
 
 def loopback_security(port: int) -> TransportSecuritySettings:
@@ -36,12 +41,15 @@ def loopback_security(port: int) -> TransportSecuritySettings:
 
 class LoopbackGuard:
     """ASGI middleware in front of the MCP endpoint: a request from anywhere but this machine's own pages is refused
-    before the SDK reads it, with a JSON error. The Host must name this machine and port, in any case (a
-    DNS-rebinding name pointing here is 421); an Origin, sent by every browser's cross-site POST, must be this
-    server's, and a browser's Sec-Fetch-Site must not say another site (403); a POST
-    must say application/json (415), which a page cannot send across sites without a preflight this server never
-    answers, so a plain form's text/plain POST runs nothing. A POST's body must arrive within `body_timeout_s`
-    (408) and hold at most the SDK's limit (413), however it is sent."""
+    before the SDK reads it, with a JSON error. It must come from a program of the account that started the server
+    (403, account_refusal): the server takes no key, and on a machine shared by several accounts every account's
+    programs reach its port; where the system does not say whose a connection is (no /proc/net: macOS, Windows),
+    any program of this machine is served. The Host must name this machine and port, in any case (a DNS-rebinding
+    name pointing here is 421); an Origin, sent by every browser's cross-site POST, must be this server's, and a
+    browser's Sec-Fetch-Site must not say another site (403); a POST must say application/json (415), which a page
+    cannot send across sites without a preflight this server never answers, so a plain form's text/plain POST runs
+    nothing. A POST's body must arrive within `body_timeout_s` (408) and hold at most the SDK's limit (413), however
+    it is sent."""
 
     def __init__(self, app: Any, port: int, body_timeout_s: float):
         self.app = app
@@ -76,6 +84,9 @@ class LoopbackGuard:
         await self.app(scope, receive, send)
 
     def refusal(self, scope: dict) -> tuple[int, str] | None:
+        refusal = account_refusal(scope)
+        if refusal is not None:
+            return refusal
         names = [name.decode("latin-1").lower() for name, _ in scope["headers"]]
         # Read once here and once by the SDK, a header sent twice could pass here and be refused there in plain
         # text, or the other way round: one of each is all a client needs to send.
@@ -104,6 +115,23 @@ class LoopbackGuard:
         if length.isdigit() and int(length) > DEFAULT_MAX_REQUEST_BODY_SIZE:
             return 413, f"a request body may hold at most {DEFAULT_MAX_REQUEST_BODY_SIZE} bytes"
         return None
+
+
+def account_refusal(scope: dict) -> tuple[int, str] | None:
+    """Why a request is refused for the account that sent it, or None when that is the account running this server
+    (hosting/peer_account.py reads it from Linux's /proc/net), or when this system does not say whose a connection
+    is (no /proc/net: macOS, Windows), where any program of this machine is served."""
+    client, server = scope.get("client"), scope.get("server")
+    account = peer_uid((client[0], client[1]), (server[0], server[1])) if client and server else None
+    if account is None and not accounts_can_be_told():
+        return None
+    if account is None:  # Linux, and no established connection from it: its client has closed its end
+        return 403, ("this MCP server answers only programs of the account that started it, and cannot tell which "
+                     "account sent this request")
+    if account != os.geteuid():
+        return 403, ("this MCP server answers only programs of the account that started it, not another account "
+                     "of this machine (it takes no key)")
+    return None
 
 
 class JsonRpcGuard:

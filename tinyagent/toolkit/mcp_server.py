@@ -20,13 +20,16 @@ so the tool does not run and the model reads why. Nor does it run when the clien
 the person answers: the question is withdrawn, and a later yes finds nobody waiting for it. Who the person is and how they are asked is the host's business; the protocol only carries
 the question and the answer.
 
-Over HTTP the server answers this machine only (mcp_guards.LoopbackGuard), and bounds what one client can hold, with
-lesson 19's guards (serving/connections.py): a request's headers within HEADER_TIMEOUT_S and its body within
-BODY_TIMEOUT_S (10 s each), MAX_CONNECTIONS (64) held at once, more get a JSON 503; MAX_SESSIONS (100) sessions, a
-new one taking the place of the one idle longest. A stop (Ctrl-C, SIGTERM) first ends every open stream. A message
-the SDK would drop in silence is answered with a JSON-RPC error: an id that is neither a string nor an integer, an
-id still in flight in the same session, and over stdio a line that is not a message (mcp_guards.py). A JSON-RPC
-batch (an array) is refused (-32600) in every protocol version, 2025-03-26 too, the one version that had batches
+Over HTTP the server answers this machine only, and on it only programs of the account that started it (on a machine
+shared by several accounts, such as the course's JupyterHub, every account's programs reach its port; where the
+system does not say whose a connection is, no /proc/net as on macOS or Windows, it answers them all), as
+mcp_guards.LoopbackGuard checks, and bounds what one client can hold, with lesson 19's guards
+(serving/connections.py): a request's headers within HEADER_TIMEOUT_S and its body within BODY_TIMEOUT_S (10 s
+each), MAX_CONNECTIONS (64) held at once, more get a JSON 503; MAX_SESSIONS (100) sessions, a new one taking the
+place of the one idle longest. A stop (Ctrl-C, SIGTERM) first ends every open stream. A message the SDK would drop
+in silence is answered with a JSON-RPC error: an id that is neither a string nor an integer, an id still in flight
+in the same session, and over stdio a line that is not a message (mcp_guards.py). A JSON-RPC batch (an array) is
+refused (-32600) in every protocol version, 2025-03-26 too, the one version that had batches
 (mcp_guards.BATCH_REFUSED says why).
 """
 
@@ -262,8 +265,8 @@ MAX_SESSIONS = 100
 
 
 class McpHttpServer:
-    """The server over Streamable HTTP at http://127.0.0.1:<port>/mcp (this machine only), run by uvicorn in a thread of
-    its own.
+    """The server over Streamable HTTP at http://127.0.0.1:<port>/mcp (this machine only, and on it the programs of the
+    account that started it: mcp_guards.LoopbackGuard), run by uvicorn in a thread of its own.
 
     `port=0` takes a free port (read `port` after the start). `stop()` ends it and waits; also a context manager.
     The keyword limits default to the ones above.
@@ -440,6 +443,7 @@ def serve_mcp(db: str, clock: Any, port: int | None = None) -> str:
     """
     import sys
 
+    from tinyagent.hosting.peer_account import accounts_can_be_told
     from tinyagent.hosting.signals import StopSignals
     from tinyagent.shop import Shop, shop_registry
 
@@ -465,6 +469,7 @@ def serve_mcp(db: str, clock: Any, port: int | None = None) -> str:
                                     "client that reads them has gone, or stdout is a full disk")
             return stop.received.name if stop.received else "stdin closed"
         with McpHttpServer(registry, port) as server:
-            print(f"MCP server on {server.url} (Streamable HTTP, this machine only). Press Ctrl-C to stop.",
-                  flush=True)
+            who = ("this machine only, programs of this account" if accounts_can_be_told() else
+                   "this machine only, programs of every account: this system does not say whose a connection is")
+            print(f"MCP server on {server.url} (Streamable HTTP, {who}). Press Ctrl-C to stop.", flush=True)
             return stop.wait()
