@@ -146,9 +146,26 @@ def test_the_sdks_default_client_is_asked_for_a_yes_and_the_refund_runs(mode):
         assert [refund["orderId"] for refund in shop.refunds()] == ["88231"]
 
 
+class ClientAt20260728:
+    """What RegistryServer.call_tool reads of a client at protocol version 2026-07-28 that declared elicitation."""
+
+    protocol_version = "2026-07-28"
+
+    class session:
+        check_client_capability = staticmethod(lambda capabilities: True)
+
+
+def call_at_2026_07_28(server, order: str, **retry) -> object:
+    """`server`'s answer to applyRefund for `order`, with `retry`'s input_responses and request_state if any."""
+    import anyio
+    import mcp_types as types
+
+    params = types.CallToolRequestParams(name="applyRefund", arguments={"orderId": order, "reason": "x"}, **retry)
+    return anyio.run(server.call_tool, ClientAt20260728(), params)
+
+
 def test_at_2026_07_28_a_yes_to_other_arguments_does_not_run_the_call():
     # The answer comes back with the call: it counts only for the question it answers (request_state).
-    import anyio
     import mcp_types as types
 
     from tinyagent.shop import shop_registry
@@ -157,26 +174,38 @@ def test_at_2026_07_28_a_yes_to_other_arguments_does_not_run_the_call():
     clock = fixed_clock(NOW)
     with Shop(":memory:", clock=clock) as shop:
         server = RegistryServer(shop_registry(shop, clock))
-
-        class Ctx:
-            protocol_version = "2026-07-28"
-
-            class session:  # a client that declared elicitation
-                check_client_capability = staticmethod(lambda capabilities: True)
-
-        def call(order: str, **retry) -> object:
-            params = types.CallToolRequestParams(name="applyRefund", arguments={"orderId": order, "reason": "x"},
-                                                 **retry)
-            return anyio.run(server.call_tool, Ctx(), params)
-
-        question = call("88231")
+        question = call_at_2026_07_28(server, "88231")
         assert isinstance(question, types.InputRequiredResult)
         yes = {"approve": types.ElicitResult(action="accept", content={"approve": True})}
-        assert isinstance(call("88232", input_responses=yes, request_state=question.request_state),
-                          types.InputRequiredResult)
+        assert isinstance(call_at_2026_07_28(server, "88232", input_responses=yes,
+                                             request_state=question.request_state), types.InputRequiredResult)
         assert shop.refunds() == []
-        done = call("88231", input_responses=yes, request_state=question.request_state)
+        done = call_at_2026_07_28(server, "88231", input_responses=yes, request_state=question.request_state)
         assert not done.is_error and [refund["orderId"] for refund in shop.refunds()] == ["88231"]
+
+
+def test_at_2026_07_28_a_yes_to_a_question_this_server_never_asked_does_not_run_the_call():
+    # request_state was the SHA-256 of the question, which a client could work out and send with its yes in the first
+    # call, never asked; and a question of another server (one started before, or beside it) passed for this one's.
+    import hashlib
+
+    import mcp_types as types
+
+    from tinyagent.shop import shop_registry
+    from tinyagent.toolkit.mcp_server import RegistryServer, yes_question
+
+    clock = fixed_clock(NOW)
+    yes = {"approve": types.ElicitResult(action="accept", content={"approve": True})}
+    with Shop(":memory:", clock=clock) as shop:
+        server, another = RegistryServer(shop_registry(shop, clock)), RegistryServer(shop_registry(shop, clock))
+        asked = yes_question(types.CallToolRequestParams(name="applyRefund",
+                                                         arguments={"orderId": "88231", "reason": "x"}))
+        made_up = hashlib.sha256(asked.encode()).hexdigest()
+        elsewhere = call_at_2026_07_28(another, "88231").request_state
+        for request_state in (made_up, elsewhere, "é"):  # and one no question ever had, not even in ASCII
+            again = call_at_2026_07_28(server, "88231", input_responses=yes, request_state=request_state)
+            assert isinstance(again, types.InputRequiredResult), request_state
+        assert shop.refunds() == []
 
 
 def test_a_host_that_fails_to_ask_is_said_without_the_sdks_class_name():

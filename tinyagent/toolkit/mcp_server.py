@@ -36,7 +36,9 @@ refused (-32600) in every protocol version, 2025-03-26 too, the one version that
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
+import secrets
 import sys
 import threading
 import time
@@ -117,6 +119,7 @@ class RegistryServer:
     def __init__(self, registry: ToolRegistry, *, name: str = "bitmall-shop", needs_yes: Iterable[str] = NEEDS_YES):
         self.registry = registry
         self.needs_yes = tuple(needs_yes)
+        self.question_key = secrets.token_bytes(32)  # signs the questions it asks at 2026-07-28 (yes_in_retry)
         self.server = Server(name, version="1.0", on_list_tools=self.list_tools, on_call_tool=self.call_tool,
                              instructions="The Bit Mall (比特严选) shop's after-sales tools.")
 
@@ -161,12 +164,16 @@ class RegistryServer:
         """The 2026-07-28 way to ask, where a server cannot send a request of its own: the call's result is the
         question (`InputRequiredResult`), and the client asks the person and sends the same call again with the
         answer (`input_responses`). None when the answer is a yes to this very question, the Observation why not
-        when it is another answer; the question again when there is no answer, or one to another question (the
-        `request_state` that comes back names the question it answers: other arguments are another question)."""
+        when it is another answer; the question again when there is no answer, or one to another question. The
+        `request_state` that comes back names the question it answers (other arguments are another question),
+        signed with a key of this server's: a client cannot make it up and send a yes to a question it was never
+        asked, or one another server asked. (Nor can any token show that a person answered: a host that got the
+        question can answer it itself. Which programs may call at all is LoopbackGuard's part.)"""
         question = yes_question(params)
-        shown = hashlib.sha256(question.encode()).hexdigest()
+        shown = hmac.new(self.question_key, question.encode(), hashlib.sha256).hexdigest()
         answer = (params.input_responses or {}).get("approve")
-        if not isinstance(answer, types.ElicitResult) or params.request_state != shown:
+        echoed = (params.request_state or "").encode("utf-8", "surrogatepass")  # compare_digest takes str in ASCII only
+        if not isinstance(answer, types.ElicitResult) or not hmac.compare_digest(echoed, shown.encode()):
             form = types.ElicitRequestFormParams(message=question, requested_schema=YES_FORM)
             return types.InputRequiredResult(input_requests={"approve": types.ElicitRequest(params=form)},
                                              request_state=shown)
