@@ -219,6 +219,46 @@ def test_a_body_cut_short_runs_nothing_and_prints_no_traceback(tmp_path, cut):
     assert "Traceback" not in service.output() and "ClientDisconnect" not in service.output()
 
 
+@pytest.mark.parametrize(("options", "content_type"), [
+    (["--api-key", "k3y"], b"application/json"),  # no key: a 401 before the body is read
+    ([], b"text/plain"),  # a 415 before the body is read
+], ids=["no-key", "not-json"])
+def test_a_body_unreadable_after_the_app_has_refused_the_request_prints_no_traceback(tmp_path, options, content_type):
+    # h11 found the chunk size unreadable and answered 400 while the app was refusing the request: the app's answer,
+    # second on the connection, broke h11's state, and the log had a LocalProtocolError's traceback.
+    with serve_process(tmp_path, *options) as service:
+        host, port = service.url.removeprefix("http://").rsplit(":", 1)
+        head, body = raw_exchange(service, f"POST /agent/invoke HTTP/1.1\r\nHost: {host}:{port}\r\n".encode()
+                                  + b"Content-Type: " + content_type + b"\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                  + b"zz\r\n{}")
+        assert head.startswith(b"HTTP/1.1 400 ") and json.loads(body)["error"]["code"] == "unreadable_request"
+        assert service.health()["finished"] == 0
+    assert "Traceback" not in service.output() and "LocalProtocolError" not in service.output()
+
+
+def test_a_body_unreadable_while_a_resumed_stream_is_answered_ends_the_connection_without_a_traceback(tmp_path):
+    # A resume (Last-Event-ID) reads no body: its events were under way when h11 found the chunk size unreadable,
+    # and the 400 h11 asked for could not follow them (a LocalProtocolError's traceback); the connection just ends.
+    with serve_process(tmp_path, "--approval-timeout", "600") as service:
+        first = requests.post(service.url + "/agent/stream", json={"query": REFUND}, stream=True, timeout=PATIENCE)
+        blocks = first.iter_lines(decode_unicode=True, delimiter="\n\n")
+        start_id = read_block(next(blocks))[0]
+        host, port = service.url.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=PATIENCE) as client:
+            client.sendall(f"POST /agent/stream HTTP/1.1\r\nHost: {host}:{port}\r\nLast-Event-ID: {start_id}\r\n"
+                           "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
+            answer = b""
+            while b"event: " not in answer:  # the resumed events have begun
+                answer += client.recv(65536)
+            assert answer.startswith(b"HTTP/1.1 200 ")
+            client.sendall(b"zz\r\n{}")
+            while chunk := client.recv(65536):  # until the service ends the connection
+                answer += chunk
+        assert b"unreadable_request" not in answer  # no second answer inside the first
+        first.close()
+    assert "Traceback" not in service.output() and "LocalProtocolError" not in service.output()
+
+
 def raw_exchange(service, request_bytes: bytes) -> tuple[bytes, bytes]:
     """Send bytes on a fresh connection and read until the service closes it: (the answer's head, its body)."""
     host, port = service.url.removeprefix("http://").rsplit(":", 1)

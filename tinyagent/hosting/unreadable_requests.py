@@ -25,6 +25,17 @@ class JsonErrorsH11Protocol(H11Protocol):
         return {"error": message}
 
     def send_400_response(self, msg: str) -> None:
+        # h11 may find a request unreadable in its body only, once the app has it: an app that refuses it before
+        # reading the body (no key, not JSON) answers it too. The app's request ends here, as when its client goes
+        # away, so that its answer, coming second, is dropped instead of breaking h11's state (a traceback). An answer
+        # already under way (a resumed stream reads no body) is the last one: the connection just ends.
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            cycle.disconnected = True
+            cycle.message_event.set()  # an app waiting for the body hears that its client has gone
+            if cycle.response_started:
+                self.hang_up()
+                return
         body = json.dumps(self.error_body(UNREADABLE)).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                    (b"connection", b"close")]
