@@ -6,15 +6,20 @@
 With `model_url` the service talks to that classroom server (one the test started, usually paced, so runs take
 seconds and can be watched); without it, to its own offline classroom model. `script` runs another program in
 place of `python -m tinyagent serve` (tests/serving_with_a_broken_tool.py), with the same options.
+`as_another_account(service, "POST", "/agent/invoke", {...})` sends it a request from a program of another account
+of this machine (as root: a child that becomes uid 65534), as another learner on the course's JupyterHub would.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -90,6 +95,36 @@ def serve_process(folder: Path, *options: str, model_url: str | None = None, scr
             # and they would hold its output pipes open).
             if server.process.poll() is None:
                 server.stop(signal.SIGTERM)
+
+
+# What another account's program sends (tests/test_peer_account.py says why it drops root after its imports): a
+# request with the address it connects to as its host, and no forwarding header, as a person at this machine would
+# send it. As root, the child becomes `uid` (by default 65534, nobody); as root with uid 0, it stays this account.
+REQUEST_AS_ANOTHER_ACCOUNT = """
+import encodings.idna, json, os, socket, sys
+uid, address, port, method, path = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+body = sys.argv[6].encode()
+os.setgroups([]); os.setgid(uid); os.setuid(uid)
+with socket.create_connection((address, port)) as client:
+    client.sendall(f"{method} {path} HTTP/1.1\\r\\nHost: {address}:{port}\\r\\nContent-Type: application/json\\r\\n"
+                   f"Content-Length: {len(body)}\\r\\nConnection: close\\r\\n\\r\\n".encode() + body)
+    answer = b"".join(iter(lambda: client.recv(65536), b""))
+head, _, text = answer.decode().partition("\\r\\n\\r\\n")
+print(json.dumps({"status": int(head.split()[1]), "body": text}))
+"""
+OTHER_UID = 65534  # nobody: any uid but the test's will do, it need not name an account
+
+
+def as_another_account(service: ServiceProcess, method: str, path: str, body: dict | None = None, *,
+                       uid: int = OTHER_UID, address: str = "127.0.0.1") -> dict:
+    """{"status": ..., "body": ...} of a request sent to `service` at `address` by a program of the account `uid`
+    (needs root). The answer is read to its end: a stream's, once its run is over."""
+    port = service.url.rsplit(":", 1)[1]
+    done = subprocess.run([sys.executable, "-c", REQUEST_AS_ANOTHER_ACCOUNT, str(uid), address, port, method, path,
+                           json.dumps(body) if body is not None else ""],
+                          capture_output=True, text=True, timeout=PATIENCE, check=False)  # killed past PATIENCE
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def wait_for(condition, what: str, patience: float = PATIENCE, every: float = 0.05):

@@ -2,6 +2,7 @@
 
 Real sockets: one this process opens is this process's account; as root, one a child opens after it has become
 another account (uid 65534, nobody) is that account; a client gone, or no connection at all, is nobody's (None).
+A client of this machine is here (peer_is_here), gone or not; an address of another machine is not.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 import pytest
 
 from tinyagent.hosting import peer_account
-from tinyagent.hosting.peer_account import accounts_can_be_told, peer_uid
+from tinyagent.hosting.peer_account import accounts_can_be_told, peer_is_here, peer_uid
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads /proc/net/tcp (Linux)")
 OTHER_UID = 65534  # nobody: any uid but ours will do, it need not name an account
@@ -71,11 +72,68 @@ def test_a_client_that_closed_its_end_is_nobodys():
             assert peer_uid(*ends(accepted)) is None
 
 
+def test_a_client_that_only_shut_its_sending_side_is_still_its_accounts():
+    # A half-close after the request (shutdown(SHUT_WR)) leaves the socket with its program, in FIN_WAIT2: its account
+    # is still told, and a service answers it as before.
+    with listening(socket.AF_INET, "127.0.0.1") as server, socket.create_connection(server.getsockname()) as client:
+        accepted, _ = server.accept()
+        with accepted:
+            client.shutdown(socket.SHUT_WR)
+            assert accepted.recv(1) == b""  # the server has seen the client's end of sending
+            assert peer_uid(*ends(accepted)) == os.geteuid()
+
+
 def test_no_such_connection_or_no_address_is_nobodys():
     with listening(socket.AF_INET, "127.0.0.1") as server:
         nobody_there = ("127.0.0.1", 9), server.getsockname()
         assert peer_uid(*nobody_there) is None
         assert peer_uid(("testclient", 50000), server.getsockname()) is None
+
+
+def lan_address() -> str | None:
+    """This machine's address on its network (the one it would send from), or None without one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("198.51.100.1", 9))  # no packet is sent: the kernel only picks the route
+        except OSError:
+            return None
+        address = probe.getsockname()[0]
+    return None if address.startswith("127.") else address
+
+
+def test_a_client_of_this_machine_is_here_and_stays_here_once_it_has_closed_its_end():
+    # Its account can no longer be told then (no established line): it must not pass for a customer on the network,
+    # whose socket is in no table here, and whom a service with no key lets run its agent.
+    with listening(socket.AF_INET, "127.0.0.1") as server:
+        client = socket.create_connection(server.getsockname())
+        accepted, _ = server.accept()
+        with accepted:
+            assert peer_is_here(*ends(accepted))
+            client.close()
+            assert peer_is_here(*ends(accepted)) and peer_uid(*ends(accepted)) is None
+
+
+def test_a_client_from_another_address_of_this_machine_is_here_by_its_socket():
+    # Neither a loopback address nor the server's: only /proc/net says it is this machine's, closed or not.
+    address = lan_address()
+    if address is None:
+        pytest.skip("this machine has no network address but loopback")
+    with listening(socket.AF_INET, "0.0.0.0") as server, socket.socket() as client:
+        client.bind((address, 0))
+        client.connect(("127.0.0.1", server.getsockname()[1]))
+        accepted, _ = server.accept()
+        with accepted:
+            client_end, server_end = ends(accepted)
+            assert client_end[0] == address and server_end[0] == "127.0.0.1"
+            assert peer_is_here(client_end, server_end) and peer_uid(client_end, server_end) == os.geteuid()
+            client.close()
+            assert peer_is_here(client_end, server_end)
+
+
+def test_an_address_of_another_machine_or_no_address_is_not_here():
+    with listening(socket.AF_INET, "127.0.0.1") as server:
+        assert not peer_is_here(("203.0.113.9", 50412), server.getsockname())  # TEST-NET-3: nobody's here
+        assert not peer_is_here(("testclient", 50000), server.getsockname())
 
 
 def test_without_proc_net_the_account_cannot_be_told(monkeypatch):

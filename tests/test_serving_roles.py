@@ -19,8 +19,9 @@ import threading
 import pytest
 import requests
 
-from tests.serving_process import PATIENCE, serve_process, wait_for
-from tests.test_serving_http import REFUND, error_of, rest_of, sse_events, until_approval_requested
+from tests.serving_process import PATIENCE, as_another_account, serve_process, wait_for
+from tests.test_peer_account import lan_address
+from tests.test_serving_http import LOGISTICS, REFUND, error_of, rest_of, sse_events, until_approval_requested
 
 pytest.importorskip("starlette")
 
@@ -124,31 +125,6 @@ def test_without_any_key_only_a_request_from_this_machine_by_a_loopback_name_ans
     assert said in service.output()
 
 
-# What another account's program sends (tests/test_peer_account.py says why it drops root after its imports): a
-# request with a loopback address and name, no forwarding header, as a person at this machine would send it.
-REQUEST_AS_ANOTHER_ACCOUNT = """
-import encodings.idna, json, os, socket, sys
-uid, port, method, path, body = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5].encode()
-os.setgroups([]); os.setgid(uid); os.setuid(uid)
-with socket.create_connection(("127.0.0.1", port)) as client:
-    client.sendall(f"{method} {path} HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\nContent-Type: application/json\\r\\n"
-                   f"Content-Length: {len(body)}\\r\\nConnection: close\\r\\n\\r\\n".encode() + body)
-    answer = b"".join(iter(lambda: client.recv(65536), b""))
-head, _, text = answer.decode().partition("\\r\\n\\r\\n")
-print(json.dumps({"status": int(head.split()[1]), "body": text}))
-"""
-
-
-def as_another_account(service, method: str, path: str, body: dict | None = None, uid: int = 65534) -> dict:
-    """{"status": ..., "body": ...} of a request sent to `service` by a program of another account (uid 65534)."""
-    port = service.url.rsplit(":", 1)[1]
-    done = subprocess.run([sys.executable, "-c", REQUEST_AS_ANOTHER_ACCOUNT, str(uid), port, method, path,
-                           json.dumps(body) if body is not None else ""],
-                          capture_output=True, text=True, timeout=PATIENCE, check=False)  # killed past PATIENCE
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="a program of another account needs root to become one")
 def test_without_any_key_another_account_of_this_machine_is_not_the_operator(tmp_path):
     # On the course's JupyterHub every learner is an account of her own, all on one loopback: another learner's
@@ -193,6 +169,101 @@ def test_without_any_key_a_caller_not_known_to_be_this_account_is_not_the_operat
         one_line_refusal(answer(server, "0" * 32 + ".1", True, headers={}), 403, "operator_only")
 
 
+# -- another account of this machine runs nothing -----------------------------------------------------------
+# On the course's JupyterHub every learner is an account of her own, all on one loopback: with no --api-key, another
+# learner's program found a learner's service in /proc/net/tcp and ran its agent (on her model and her paid key),
+# read the sessions whose ids it had and, with --auto-approve, wrote refunds into her shop.
+def agent_routes(session_id: str) -> dict[str, tuple[str, str, dict | None]]:
+    """Each route that runs the agent or reads what it did: (method, path, body)."""
+    return {"invoke": ("POST", "/agent/invoke", {"query": REFUND}),
+            "stream": ("POST", "/agent/stream", {"query": REFUND}),
+            "session": ("GET", f"/agent/sessions/{session_id}", None),
+            "continue": ("POST", f"/agent/sessions/{session_id}/turns/1/continue", {"step": 1, "retry": True}),
+            "chat": ("POST", "/v1/chat/completions", CHAT),
+            "models": ("GET", "/v1/models", None)}
+
+
+def refused_as_another_account(status: int, body: str) -> None:
+    assert status == 403, body
+    error = json.loads(body)["error"]
+    assert error["code"] == "another_account" and "\n" not in error["message"], error
+    assert "without an API key" in error["message"] and "--api-key" in error["message"]
+    assert "Authorization: Bearer <key>" in error["message"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a program of another account needs root to become one")
+def test_without_any_key_another_account_of_this_machine_runs_nothing(tmp_path):
+    with serve_process(tmp_path, "--auto-approve") as service:
+        mine = requests.post(service.url + "/agent/invoke", json={"query": LOGISTICS}, timeout=PATIENCE)
+        assert mine.status_code == 200, mine.text
+        session_id = mine.json()["session_id"]
+        done = service.health()["finished"]
+        for name, (method, path, body) in agent_routes(session_id).items():
+            answered = as_another_account(service, method, path, body)
+            refused_as_another_account(answered["status"], answered["body"])
+            assert LOGISTICS not in answered["body"], name
+        assert service.refunds() == [] and service.health()["finished"] == done
+        # What holds no data and changes nothing stays open: the page, the counts, the description.
+        for path in ("/", "/health", "/docs", "/openapi.json"):
+            assert as_another_account(service, "GET", path)["status"] == 200, path
+        # The account that started it (a child that stays root, as the learner's own kernel would) runs the agent
+        # and reads its session.
+        for name in ("invoke", "stream", "session"):
+            method, path, body = agent_routes(session_id)[name]
+            answered = as_another_account(service, method, path, body, uid=os.geteuid())
+            assert answered["status"] == 200, (name, answered)
+        assert len(service.refunds()) == 1  # the invoke's refund, --auto-approve's yes; the stream's is the same
+    assert "Traceback" not in service.output()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a program of another account needs root to become one")
+def test_without_any_key_another_account_is_refused_at_this_machines_network_address_too(tmp_path):
+    # A service on 0.0.0.0 answers this machine's programs at its network address as well: that is no door for
+    # another account, while the account running it still gets in that way.
+    address = lan_address()
+    if address is None:
+        pytest.skip("this machine has no network address but loopback")
+    with serve_process(tmp_path, "--host", "0.0.0.0", "--allowed-host", address) as service:
+        others = as_another_account(service, "POST", "/agent/invoke", {"query": LOGISTICS}, address=address)
+        refused_as_another_account(others["status"], others["body"])
+        own = as_another_account(service, "POST", "/agent/invoke", {"query": LOGISTICS}, uid=os.geteuid(),
+                                 address=address)
+        assert own["status"] == 200, own
+    assert "Traceback" not in service.output()
+
+
+@pytest.mark.parametrize(("uid", "here", "told", "expected"), [
+    (lambda: os.geteuid(), True, True, 200),       # the account that started the service
+    (lambda: os.geteuid() + 1, True, True, 403),   # another account of this machine
+    (lambda: None, True, True, 403),               # of this machine, whose account cannot be told (it closed its end)
+    (lambda: None, False, True, 200),              # another machine: a customer on the network
+    (lambda: os.geteuid() + 1, True, False, 200),  # a system that says nothing of accounts (macOS, Windows)
+], ids=["this-account", "another-account", "here-account-unknown", "another-machine", "no-proc-net"])
+def test_without_any_key_who_runs_the_agent_by_account_and_machine(monkeypatch, uid, here, told, expected):
+    from tinyagent import LlmClient
+    from tinyagent.serving import ServiceConfig, ServiceServer, app
+
+    with ServiceServer(ServiceConfig(shop_db=":memory:", session_store=":memory:"), llm=LlmClient.classroom) as server:
+        session_id = requests.post(server.url + "/agent/invoke", json={"query": LOGISTICS},
+                                   timeout=PATIENCE).json()["session_id"]
+        monkeypatch.setattr(app, "peer_uid", lambda client, server: uid())
+        # (not raising: a service that never asked whether its client is here is what this test must catch)
+        monkeypatch.setattr(app, "peer_is_here", lambda client, server: here, raising=False)
+        monkeypatch.setattr(app, "accounts_can_be_told", lambda: told, raising=False)
+        for name, (method, path, body) in agent_routes(session_id).items():
+            answered = requests.request(method, server.url + path, json=body, timeout=PATIENCE)
+            if expected == 403:
+                refused_as_another_account(answered.status_code, answered.text)
+            else:
+                assert answered.status_code == 200, (name, answered.text)
+        assert requests.get(server.url + "/health", timeout=PATIENCE).status_code == 200
+    if expected == 403:  # and the description says what the answer is
+        from tinyagent.serving.openapi import openapi_document
+
+        refusal = openapi_document()["paths"]["/agent/invoke"]["post"]["responses"]["403"]["description"]
+        assert "another account of this machine" in refusal
+
+
 SERVE_WHERE_NO_ACCOUNT_IS_SAID = """
 import sys
 from tinyagent.hosting import peer_account
@@ -208,6 +279,11 @@ def test_where_the_system_cannot_tell_whose_a_connection_is_a_keyless_service_ha
     with serve_process(tmp_path, "--approval-timeout", "600", script=script) as service:
         listed = requests.get(service.url + "/agent/approvals", timeout=PATIENCE)
         assert "--operator-key" in one_line_refusal(listed, 403, "operator_only")
+        # Its clients are as they were: any program the host check lets in, of whichever account.
+        ask = ("POST", "/agent/invoke", {"query": LOGISTICS})
+        assert requests.request(ask[0], service.url + ask[1], json=ask[2], timeout=PATIENCE).status_code == 200
+        if os.geteuid() == 0:  # a program of another account needs root to become one
+            assert as_another_account(service, *ask)["status"] == 200
     said = "approvals: nobody can answer them (no key, and this system does not say which account calls: start the "
     assert said + "service with --operator-key)" in service.output()
 

@@ -3,15 +3,24 @@
 On a machine shared by several accounts (the course's JupyterHub room: each learner a system account of her own,
 all of them on the same loopback), a connection from 127.0.0.1 says only that its client runs on this machine, not
 whose it is. Linux lists every TCP socket of the machine's network namespace in /proc/net/tcp (IPv4) and
-/proc/net/tcp6 (IPv6), one a line, each with its local and remote address, its state and the uid of the account
-that opened it; any account may read them. The client's socket is the line whose local address is the client's
-address and port as the server sees them, and whose remote address is the server's.
+/proc/net/tcp6 (IPv6), one a line, each with its local and remote address, its state, the uid of the account
+that opened it and its inode (the file its program holds); any account may read them. The client's socket is the
+line whose local address is the client's address and port as the server sees them, and whose remote address is the
+server's.
 
     peer_uid(("127.0.0.1", 50412), ("127.0.0.1", 8000))  -> 1001 (jupyter-ada), or None: cannot be told
 
-Only an established connection counts: once its client closes it, Linux shows uid 0 for the orphaned socket
-(FIN_WAIT, TIME_WAIT), which would pass a service run as root for its own. None when the uid cannot be told: not
-Linux, /proc/net hidden, no such connection (a client on another machine, or one already gone).
+Only a socket its program still holds counts: once its client closes it, Linux shows the orphaned socket (FIN_WAIT,
+TIME_WAIT) with inode 0 and uid 0, which would pass a service run as root for its own. (A client that only shut its
+sending side after its request, a half-close, still holds it, and its uid is its own.) None when the uid cannot be
+told: not Linux, /proc/net hidden, no such connection (a client on another machine, or one already gone).
+
+A client on another machine is in no table here, and a closed one is; so "no uid" is two answers, which
+peer_is_here tells apart: a client of this machine (its socket listed, in any state, or an address only this
+machine sends from) whose account cannot be told is not to be taken for a customer on the network.
+
+    peer_is_here(("127.0.0.1", 50412), ("127.0.0.1", 8000))   -> True
+    peer_is_here(("192.0.2.40", 50412), ("192.0.2.2", 8000))  -> False: another machine of the network
 """
 
 from __future__ import annotations
@@ -19,29 +28,51 @@ from __future__ import annotations
 import ipaddress
 import os
 import sys
+from collections.abc import Iterator
 
 TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
-ESTABLISHED = "01"  # the st column: the kernel's TCP_ESTABLISHED, in hex
 
 
 def peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None:
     """The uid of the account that owns the client's end of the connection from `client` to `server` (each an
     (address, port) as the server's socket sees them), or None when it cannot be told."""
+    return next((uid for uid, inode in client_sockets(client, server) if inode != 0), None)
+
+
+def peer_is_here(client: tuple[str, int], server: tuple[str, int]) -> bool:
+    """Whether the client of the connection from `client` to `server` runs on this machine (in this network
+    namespace, which is what /proc/net lists): its address is a loopback one or the server's own (a program here
+    that connects to the machine's network address sends from it), or its socket is listed, in any state (a
+    client that connected from another address of this machine, then closed its end)."""
+    try:
+        address, own = (ipaddress.ip_address(client[0]), ipaddress.ip_address(server[0]))
+    except ValueError:  # no address at all (a test's "testclient"): nothing says it is here
+        return False
+    address, own = (getattr(ip, "ipv4_mapped", None) or ip for ip in (address, own))
+    if address.is_loopback or address == own:
+        return True
+    return next(client_sockets(client, server), None) is not None
+
+
+def client_sockets(client: tuple[str, int], server: tuple[str, int]) -> Iterator[tuple[int, int]]:
+    """(uid, inode) of each line of /proc/net/tcp and tcp6 whose local address is `client` and whose remote
+    address is `server`: the client's end of that connection, when its program runs on this machine."""
     for table in TABLES:
         ipv6 = table.endswith("6")
         local, remote = proc_address(*client, ipv6=ipv6), proc_address(*server, ipv6=ipv6)
         if local is None or remote is None:
             continue
+        found = []
         try:
             with open(table, encoding="ascii") as lines:
                 next(lines, None)  # the column names
                 for line in lines:
                     fields = line.split()
-                    if fields[1:4] == [local, remote, ESTABLISHED]:
-                        return int(fields[7])
+                    if fields[1:3] == [local, remote]:
+                        found.append((int(fields[7]), int(fields[9])))
         except (OSError, ValueError, IndexError):
             continue
-    return None
+        yield from found  # once the file is closed: a caller may stop at the first
 
 
 def accounts_can_be_told() -> bool:

@@ -26,13 +26,15 @@ middle of a run is not one of them: the loop turns it into an error Observation 
 and the answer comes back with status 200 and the trace that shows it.
 
 Who may do what (check_client, check_operator below): a *client* (the customer's app, with `--api-key` when the
-service has one) runs the agent and reads or continues only the sessions whose ids it was given; the *operator*
+service has one; with none, any program the host check lets in, but of this machine only those of the account that
+started the service) runs the agent and reads or continues only the sessions whose ids it was given; the *operator*
 (a person of the shop, with `--operator-key`; with no key at all, a program of the account that started the service,
-calling it from this very machine: on a machine shared by several accounts, such as the course's JupyterHub, another
-learner is not the operator) alone lists and answers the refunds waiting for a yes. Which account called is read from
-Linux's /proc/net (hosting/peer_account.py); where it cannot be told (another system), only --operator-key makes an
-operator. A session id is handed only to the request that started the session, an approval id only to its own run's
-stream and to the operator: neither is ever shown to anyone else.
+calling it from this very machine) alone lists and answers the refunds waiting for a yes. On a machine shared by
+several accounts, such as the course's JupyterHub, another learner is neither: her program gets a 403 on every route
+that runs the agent or reads what it did. Which account called is read from Linux's /proc/net
+(hosting/peer_account.py); where it cannot be told (another system), every program the host check lets in is a
+client, and only --operator-key makes an operator. A session id is handed only to the request that started the
+session, an approval id only to its own run's stream and to the operator: neither is ever shown to anyone else.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ from starlette.routing import Route
 from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
 from tinyagent.editable_trace import EditError
 from tinyagent.errors import TinyAgentError, first_line
-from tinyagent.hosting.peer_account import peer_uid
+from tinyagent.hosting.peer_account import accounts_can_be_told, peer_is_here, peer_uid
 from tinyagent.hosting.request_heads import host_name
 from tinyagent.number_checks import ascii_number
 from tinyagent.safe_text import replace_lone_surrogates
@@ -418,15 +420,35 @@ def same_key(sent: str | None, key: str | None) -> bool:
 
 def check_client(request: Request, service: AgentService) -> None:
     """Running the agent and reading a session: with `--api-key`, the client key (or the operator's) is needed;
-    without one, anybody the host check lets in. A session itself is guarded by its id (check_session)."""
+    without one, anybody the host check lets in, but no other account of this machine (check_this_account). A
+    session itself is guarded by its id (check_session)."""
     config = service.config
     if not config.api_key:
+        check_this_account(request)
         return
     sent = bearer_token(request)
     if not (same_key(sent, config.api_key) or same_key(sent, config.operator_key)):
         what = "no API key was sent" if not request.headers.get("authorization") else "the API key is wrong"
         raise ApiError(401, "unauthorized", f"{what}: send the header Authorization: Bearer <key>",
                        {"WWW-Authenticate": "Bearer"})
+
+
+def check_this_account(request: Request) -> None:
+    """Without --api-key, a program of this machine runs the agent only if it is of the account that started the
+    service. On a machine shared by several accounts (the course's JupyterHub: each learner an account of her own,
+    all on one loopback), another learner's program can find the service's port (/proc/net/tcp lists the listening
+    ones) and would run its agent on its owner's model and paid key, write refunds into her shop (--auto-approve),
+    fill her approvals list. A client on another machine (a customer on the network, let in by --host and
+    --allowed-host) is in none of this machine's tables, and goes on as before; so does every client where the
+    system says nothing of accounts (macOS, Windows: no /proc/net). A client of this machine whose account cannot
+    be told (it closed its end before it was read) is refused: it cannot be taken for a customer on the network."""
+    ends = connection_ends(request)
+    if ends is None or not accounts_can_be_told() or not peer_is_here(*ends):
+        return
+    if peer_uid(*ends) != os.geteuid():
+        raise ApiError(403, "another_account", "this service runs without an API key, and on this machine it answers "
+                       "only the programs of the account that started it; start it with --api-key, and send "
+                       "Authorization: Bearer <key>")
 
 
 def client_of(request: Request) -> str:
@@ -492,10 +514,17 @@ def account_of(request: Request) -> int | None:
     """The uid of the account whose program sent the request over this machine's loopback, or None when it cannot
     be told (hosting/peer_account.py). On a machine shared by several accounts (the course's JupyterHub: each
     learner an account of her own, all on one loopback), a loopback address and name say only "this machine"."""
+    ends = connection_ends(request)
+    return peer_uid(*ends) if ends else None
+
+
+def connection_ends(request: Request) -> tuple[tuple[str, int], tuple[str, int]] | None:
+    """(client, server) of the request's connection, each an (address, port) as uvicorn puts them in the request's
+    scope; None when it has no such ends (a Unix socket)."""
     client, server = request.scope.get("client"), request.scope.get("server")
     if not client or not server or server[1] is None:
         return None
-    return peer_uid((client[0], client[1]), (server[0], server[1]))
+    return (client[0], client[1]), (server[0], server[1])
 
 
 def check_not_cross_site(request: Request) -> None:

@@ -27,8 +27,8 @@ def _errors(*statuses: int) -> dict:
     said = {400: "the request or its body cannot be read, or lacks what it must hold (the code says which)",
             401: "no API key, or a wrong one (only when the service has one; the approval routes want the operator's "
                  "key when it has one)",
-            403: "a host name the service does not answer, a request from another site's page, or (approvals) "
-                 "a caller who is not the operator",
+            403: "a host name the service does not answer, a request from another site's page, (with no API key) "
+                 "a program of another account of this machine, or (approvals) a caller who is not the operator",
             404: "no such session, turn, approval request or stream, or (the chat route) another model than "
                  "tinyagent-shop",
             405: "a method this path does not take: the Allow header names those it does",
@@ -74,7 +74,9 @@ def openapi_document() -> dict:
                  "description": "The Bit Mall customer-service agent behind HTTP. A run that would refund an order "
                                 "waits for a person's yes: the operator's, on the approval routes (a client's key "
                                 "cannot answer them). Without an API key only loopback host names, the --allowed-host "
-                                "names and the address it listens on are answered; a "
+                                "names and the address it listens on are answered, and of the programs of this "
+                                "machine only those of the account that started the service (where the system says "
+                                "whose a connection is: Linux); a "
                                 "run is a POST with a JSON body and is refused from another site's page."},
         "paths": {
             "/agent/invoke": {"post": {

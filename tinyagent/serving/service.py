@@ -69,7 +69,8 @@ class ServiceConfig:
     max_body_bytes: the largest request body the app reads (a question is a few hundred bytes)
     max_runs:       runs at once in this process (threads); requests beyond wait for a free one
     api_key:        the client key: when set, every /agent and /v1 request must send `Authorization: Bearer <api_key>`
-                    (or the operator key)
+                    (or the operator key); without it, of this machine's programs only those of the account
+                    running the service may send them (app.py, check_this_account; Linux)
     operator_key:   the key of the person who lists and answers approvals (app.py, check_operator); without it,
                     only a service with no api_key takes answers, and only from this machine, by the account
                     running the service (Linux)
