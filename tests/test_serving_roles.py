@@ -214,6 +214,8 @@ def test_without_any_key_another_account_of_this_machine_runs_nothing(tmp_path):
             assert answered["status"] == 200, (name, answered)
         assert len(service.refunds()) == 1  # the invoke's refund, --auto-approve's yes; the stream's is the same
     assert "Traceback" not in service.output()
+    said = "(--allowed-host adds one) and, from this machine, only the programs of the account running the service"
+    assert said in service.output()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a program of another account needs root to become one")
@@ -286,6 +288,7 @@ def test_where_the_system_cannot_tell_whose_a_connection_is_a_keyless_service_ha
             assert as_another_account(service, *ask)["status"] == 200
     said = "approvals: nobody can answer them (no key, and this system does not say which account calls: start the "
     assert said + "service with --operator-key)" in service.output()
+    assert "and to any account of this machine: this system does not say whose a connection is" in service.output()
 
 
 @pytest.mark.parametrize(("peer", "host", "expected"), [

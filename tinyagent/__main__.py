@@ -291,7 +291,8 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--api-key", type=_api_key("TINYAGENT_SERVE_API_KEY"),
                        default=os.environ.get("TINYAGENT_SERVE_API_KEY"),
                        help="the client key: require Authorization: Bearer <key> to run the agent (default: "
-                       "$TINYAGENT_SERVE_API_KEY, else none)")
+                       "$TINYAGENT_SERVE_API_KEY, else none: any program the host check lets in runs it, but of this "
+                       "machine only those of the account running the service, on Linux)")
     serve.add_argument("--operator-key", type=_operator_key, default=os.environ.get("TINYAGENT_SERVE_OPERATOR_KEY"),
                        help="the key of the person who lists and answers refund approvals; a client's --api-key "
                        "cannot (default: $TINYAGENT_SERVE_OPERATOR_KEY; without one, only a service with no key takes "
@@ -757,8 +758,13 @@ def _serve(args: argparse.Namespace) -> int:
         if not config.api_key:
             names = ", ".join(dict.fromkeys(["localhost", "127.0.0.1", "[::1]", *(
                 f"[{h}]" if ":" in h else h for h in config.allowed_hosts if h not in ("0.0.0.0", "::", ""))]))
-            print(f"answers only for the hosts {names} (--allowed-host adds one; --api-key lifts the check)",
-                  flush=True)
+            if accounts_can_be_told():
+                print(f"answers only for the hosts {names} (--allowed-host adds one) and, from this machine, only the "
+                      "programs of the account running the service (--api-key lifts both checks)", flush=True)
+            else:
+                print(f"answers only for the hosts {names} (--allowed-host adds one; --api-key lifts the check), "
+                      "and to any account of this machine: this system does not say whose a connection is (on a "
+                      "shared machine, start it with --api-key)", flush=True)
         if config.auto_approve:
             print("approvals: AUTOMATIC (--auto-approve): every refund is approved without asking anyone; "
                   "for a demonstration only", flush=True)
