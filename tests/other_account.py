@@ -9,6 +9,7 @@ program imports after it has become the other account may not be found.)
     @needs_root
     def test_...():
         output = run_as_another_account(PROGRAM, url)   # its stdout, once it exited 0
+        child = start_as_another_account(PROGRAM, url)  # still running: the test reads and ends it (kill in finally)
 """
 
 from __future__ import annotations
@@ -37,10 +38,22 @@ def become_another_account():
 """
 
 
+def command(program: str, *args: str, uid: int = OTHER_UID) -> list[str]:
+    """The child's command line: `program` after become_another_account(), with `args` as its sys.argv[1:]."""
+    return [sys.executable, "-c", BECOME.format(uid=uid) + program, *args]
+
+
 def run_as_another_account(program: str, *args: str, uid: int = OTHER_UID) -> str:
     """What `program` (which calls become_another_account() once its imports are done) printed, run with `args`
     as its sys.argv[1:]; the test fails with its stderr if it exits with anything but 0."""
-    done = subprocess.run([sys.executable, "-c", BECOME.format(uid=uid) + program, *args], capture_output=True,
-                          text=True, timeout=PATIENCE, check=False)  # killed past PATIENCE
+    done = subprocess.run(command(program, *args, uid=uid), capture_output=True, text=True, timeout=PATIENCE,
+                          check=False)  # killed past PATIENCE
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def start_as_another_account(program: str, *args: str, uid: int = OTHER_UID) -> subprocess.Popen:
+    """`program` started as run_as_another_account runs it, with pipes for its stdin and stdout, still running: the
+    test kills it in `finally`."""
+    return subprocess.Popen(command(program, *args, uid=uid), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)

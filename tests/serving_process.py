@@ -18,8 +18,6 @@ import os
 import re
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +26,7 @@ from pathlib import Path
 import requests
 
 from tests.conftest import ServerProcess
+from tests.other_account import OTHER_UID, run_as_another_account
 
 NOW = "2026-06-30T19:05:23"
 PATIENCE = 120  # seconds to become ready on a loaded machine (about half a second when quiet)
@@ -97,14 +96,14 @@ def serve_process(folder: Path, *options: str, model_url: str | None = None, scr
                 server.stop(signal.SIGTERM)
 
 
-# What another account's program sends (tests/test_peer_account.py says why it drops root after its imports): a
+# What another account's program sends (tests/other_account.py says why it becomes that account after its imports): a
 # request with the address it connects to as its host, and no forwarding header, as a person at this machine would
 # send it. As root, the child becomes `uid` (by default 65534, nobody); as root with uid 0, it stays this account.
 REQUEST_AS_ANOTHER_ACCOUNT = """
-import encodings.idna, json, os, socket, sys
-uid, address, port, method, path = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-body = sys.argv[6].encode()
-os.setgroups([]); os.setgid(uid); os.setuid(uid)
+import encodings.idna, json, socket, sys
+address, port, method, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+body = sys.argv[5].encode()
+become_another_account()
 with socket.create_connection((address, port)) as client:
     client.sendall(f"{method} {path} HTTP/1.1\\r\\nHost: {address}:{port}\\r\\nContent-Type: application/json\\r\\n"
                    f"Content-Length: {len(body)}\\r\\nConnection: close\\r\\n\\r\\n".encode() + body)
@@ -112,7 +111,6 @@ with socket.create_connection((address, port)) as client:
 head, _, text = answer.decode().partition("\\r\\n\\r\\n")
 print(json.dumps({"status": int(head.split()[1]), "body": text}))
 """
-OTHER_UID = 65534  # nobody: any uid but the test's will do, it need not name an account
 
 
 def as_another_account(service: ServiceProcess, method: str, path: str, body: dict | None = None, *,
@@ -120,11 +118,9 @@ def as_another_account(service: ServiceProcess, method: str, path: str, body: di
     """{"status": ..., "body": ...} of a request sent to `service` at `address` by a program of the account `uid`
     (needs root). The answer is read to its end: a stream's, once its run is over."""
     port = service.url.rsplit(":", 1)[1]
-    done = subprocess.run([sys.executable, "-c", REQUEST_AS_ANOTHER_ACCOUNT, str(uid), address, port, method, path,
-                           json.dumps(body) if body is not None else ""],
-                          capture_output=True, text=True, timeout=PATIENCE, check=False)  # killed past PATIENCE
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    output = run_as_another_account(REQUEST_AS_ANOTHER_ACCOUNT, address, port, method, path,
+                                    json.dumps(body) if body is not None else "", uid=uid)
+    return json.loads(output)
 
 
 def wait_for(condition, what: str, patience: float = PATIENCE, every: float = 0.05):

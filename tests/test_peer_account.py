@@ -10,16 +10,14 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import subprocess
-import sys
 
 import pytest
 
+from tests.other_account import OTHER_UID, needs_root, start_as_another_account
 from tinyagent.hosting import peer_account
 from tinyagent.hosting.peer_account import accounts_can_be_told, peer_is_here, peer_uid
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads /proc/net/tcp (Linux)")
-OTHER_UID = 65534  # nobody: any uid but ours will do, it need not name an account
 
 
 def has_ipv6_loopback() -> bool:
@@ -146,23 +144,20 @@ def test_without_proc_net_the_account_cannot_be_told(monkeypatch):
             assert peer_uid(*ends(accepted)) is None
 
 
-# A program of another account: this interpreter imports what it needs, then becomes uid 65534 and connects. (Not
-# os.setuid in a preexec_fn: the interpreter's own files may be where that account cannot read, as under /root.)
+# A program of another account (tests/other_account.py): it connects, says its port, and holds the connection.
 CONNECT_AS_ANOTHER_ACCOUNT = """
-import encodings.idna, os, socket, sys
-os.setgroups([]); os.setgid(int(sys.argv[1])); os.setuid(int(sys.argv[1]))
-client = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+import encodings.idna, socket, sys
+become_another_account()
+client = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 print(client.getsockname()[1], flush=True)
 sys.stdin.read()  # holds the connection until the test closes stdin
 """
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="becoming another account needs root")
+@needs_root
 def test_the_client_end_of_a_connection_of_another_account_is_that_account():
     with listening(socket.AF_INET, "127.0.0.1") as server:
-        child = subprocess.Popen([sys.executable, "-c", CONNECT_AS_ANOTHER_ACCOUNT, str(OTHER_UID),
-                                  str(server.getsockname()[1])], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 text=True)
+        child = start_as_another_account(CONNECT_AS_ANOTHER_ACCOUNT, str(server.getsockname()[1]))
         try:
             assert child.stdout.readline().strip().isdigit()
             accepted, _ = server.accept()

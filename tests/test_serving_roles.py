@@ -19,6 +19,7 @@ import threading
 import pytest
 import requests
 
+from tests.other_account import needs_root
 from tests.serving_process import PATIENCE, as_another_account, serve_process, wait_for
 from tests.test_peer_account import lan_address
 from tests.test_serving_http import LOGISTICS, REFUND, error_of, rest_of, sse_events, until_approval_requested
@@ -125,7 +126,7 @@ def test_without_any_key_only_a_request_from_this_machine_by_a_loopback_name_ans
     assert said in service.output()
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="a program of another account needs root to become one")
+@needs_root
 def test_without_any_key_another_account_of_this_machine_is_not_the_operator(tmp_path):
     # On the course's JupyterHub every learner is an account of her own, all on one loopback: another learner's
     # program listed and answered the refunds waiting in hers, as "a person at this machine".
@@ -191,7 +192,7 @@ def refused_as_another_account(status: int, body: str) -> None:
     assert "Authorization: Bearer <key>" in error["message"]
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="a program of another account needs root to become one")
+@needs_root
 def test_without_any_key_another_account_of_this_machine_runs_nothing(tmp_path):
     with serve_process(tmp_path, "--auto-approve") as service:
         mine = requests.post(service.url + "/agent/invoke", json={"query": LOGISTICS}, timeout=PATIENCE)
@@ -218,7 +219,7 @@ def test_without_any_key_another_account_of_this_machine_runs_nothing(tmp_path):
     assert said in service.output()
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="a program of another account needs root to become one")
+@needs_root
 def test_without_any_key_another_account_is_refused_at_this_machines_network_address_too(tmp_path):
     # A service on 0.0.0.0 answers this machine's programs at its network address as well: that is no door for
     # another account, while the account running it still gets in that way.
