@@ -119,3 +119,29 @@ def test_a_header_line_that_is_no_name_and_value_is_a_400_not_the_end_of_the_hea
     status, error = status_and_error(answer)
     assert status == b"400" and "Name: value" in error, answer
     assert service.requests == 0
+
+
+@pytest.mark.parametrize("headers", [{"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"},
+                                     {"Origin": "http://evil.example"}], ids=["cross-site", "same-site", "origin"])
+def test_a_web_page_of_another_site_uses_up_no_fault(service, headers):
+    # Any page can make the browser send a GET here (an <img>); it used up the fault a lesson injected for its own
+    # next call. Refused in JSON before the faults are read; the program's call that follows gets the fault.
+    service.inject(status=503, times=1)
+    refused = requests.get(service.url("/weather"), params={"city": "London"}, timeout=PATIENCE, headers=headers)
+    error = refused.json()["error"]
+    assert refused.status_code == 403 and ("another site" in error or "page of" in error), refused.text
+    assert requests.get(service.url("/weather"), params={"city": "London"}, timeout=PATIENCE).status_code == 503
+    assert requests.get(service.url("/weather"), params={"city": "London"}, timeout=PATIENCE).status_code == 200
+
+
+def test_a_page_of_the_service_itself_and_a_program_are_served(service):
+    own = {"Sec-Fetch-Site": "same-origin", "Origin": f"http://127.0.0.1:{service.port}"}
+    answer = requests.get(service.url("/weather"), params={"city": "London"}, timeout=PATIENCE, headers=own)
+    assert answer.status_code == 200 and answer.json()["city"] == "London"
+
+
+def test_two_sec_fetch_site_headers_are_a_json_400(service):
+    answer = answer_to(service.port, b"GET /weather?city=London HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+                                     b"Sec-Fetch-Site: none\r\nSec-Fetch-Site: cross-site\r\n\r\n")
+    status, error = status_and_error(answer)
+    assert status == b"400" and "Sec-Fetch-Site" in error, answer

@@ -55,7 +55,7 @@ from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 from tinyagent.errors import NO_KEY_NEEDED, ConfigurationError
 from tinyagent.hosting.address import this_machine_address
-from tinyagent.hosting.request_heads import HeadCheckingHandler, HeadReader, host_name
+from tinyagent.hosting.request_heads import HeadCheckingHandler, HeadReader, host_name, origin_host
 from tinyagent.hosting.slow_clients import CLIENT_GONE, EndingGently, RequestClock, connection_cap
 from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import ascii_number
@@ -847,7 +847,7 @@ class _Handler(HeadCheckingHandler):
         if self.command != "POST":
             return
         origin = self.headers.get("Origin")
-        if origin is not None and _origin_host(origin) != self.authority().lower():
+        if origin is not None and origin_host(origin) != self.authority().lower():
             raise ApiError(403, "Requests from web pages of other sites are refused.", code="cross_site")
         media_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if media_type != "application/json":
@@ -1512,17 +1512,6 @@ class _HTTPServer(ThreadingHTTPServer):
         # anyone who can reach the room could fill the teacher's terminal with tracebacks by resetting connections.
         if self.room.verbose and not isinstance(sys.exc_info()[1], CLIENT_GONE):
             super().handle_error(request, client_address)
-
-
-def _origin_host(origin: str) -> str | None:
-    """The host:port of an Origin header, lower-cased; None for one no page sends ("http://[" makes urlsplit
-    raise). Its scheme is not compared, as the service of lesson 19 does not: no page of another scheme can be
-    served on this server's own host and port, and behind a proxy that ends TLS (JupyterHub's) the server does not
-    know the scheme its pages were fetched with."""
-    try:
-        return urlsplit(origin).netloc.lower()
-    except ValueError:
-        return None
 
 
 def _is_ip_address(name: str) -> bool:

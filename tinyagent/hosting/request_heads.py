@@ -169,3 +169,25 @@ def host_name(host: str) -> str:
         if not re.fullmatch(r"[0-9]*", port):
             return ""
     return text.rstrip(".")
+
+
+def origin_host(origin: str) -> str | None:
+    """The host:port of an Origin header, lower-cased; None for one no page sends ("http://[" makes urlsplit raise).
+    Its scheme is not compared: no page of another scheme can be served on a server's own host and port, and behind
+    a proxy that ends TLS (JupyterHub's) the server does not know the scheme its pages were fetched with."""
+    try:
+        return urlsplit(origin).netloc.lower()
+    except ValueError:
+        return None
+
+
+def other_site(fetch_site: str | None, origin: str | None, host: str) -> str | None:
+    """Who sent a request, when a browser says it is a page of another site than `host` (the host:port the request
+    names), else None: "another site (cross-site)" from its Sec-Fetch-Site, "the page of 'http://...'" from its
+    Origin. A browser sends these even with a simple request (an <img>'s GET, a form's POST) it lets any page send
+    anywhere without asking; programs (requests, curl) send neither."""
+    if fetch_site is not None and fetch_site not in ("same-origin", "none"):
+        return f"another site ({fetch_site[:40]})"
+    if origin is not None and origin_host(origin) != host.lower():
+        return f"the page of {origin[:80]!r}"
+    return None

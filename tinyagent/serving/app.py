@@ -52,7 +52,6 @@ import re
 import threading
 import uuid
 from importlib import resources
-from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -64,7 +63,7 @@ from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
 from tinyagent.editable_trace import EditError
 from tinyagent.errors import TinyAgentError, first_line
 from tinyagent.hosting.peer_account import accounts_can_be_told, peer_is_here, peer_uid
-from tinyagent.hosting.request_heads import host_name
+from tinyagent.hosting.request_heads import host_name, other_site
 from tinyagent.number_checks import ascii_number
 from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.serving import edits, openai_chat
@@ -540,28 +539,15 @@ def check_not_cross_site(request: Request) -> None:
     for name in ("sec-fetch-site", "origin", "content-type"):
         if len(sent := request.headers.getlist(name)) > 1:
             raise ApiError(400, "duplicate_header", f"a request may carry one {name.title()} header, not {len(sent)}")
-    fetched_from = request.headers.get("sec-fetch-site")
-    if fetched_from is not None and fetched_from not in ("same-origin", "none"):
-        raise ApiError(403, "cross_site", f"a request from another site ({fetched_from}) may not run the agent: "
-                       "use this service's own page, or call it from a program")
-    origin = request.headers.get("origin")
-    if origin is not None and _origin_host(origin) != request.headers.get("host", "").lower():
-        raise ApiError(403, "cross_site", f"a request from the page of {origin[:80]!r} may not run the agent: "
+    sender = other_site(request.headers.get("sec-fetch-site"), request.headers.get("origin"),
+                        request.headers.get("host", ""))
+    if sender is not None:
+        raise ApiError(403, "cross_site", f"a request from {sender} may not run the agent: "
                        "use this service's own page, or call it from a program")
     media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media_type != "application/json":
         raise ApiError(415, "not_json", f"the body must be sent as Content-Type: application/json, not "
                        f"{media_type or 'none'!r}")
-
-
-def _origin_host(origin: str) -> str | None:
-    """The host:port of an Origin header; None for one no page sends ("http://[" makes urlsplit raise). Its scheme
-    is not compared: no page of another scheme can be served on this service's own host and port, and behind a
-    proxy that ends TLS the service does not know the scheme its pages were fetched with."""
-    try:
-        return urlsplit(origin).netloc.lower()
-    except ValueError:
-        return None
 
 
 async def read_json_body(request: Request, limit: int, stopping: asyncio.Event, fields: tuple[str, ...] = FIELDS,

@@ -21,7 +21,9 @@ fixed table of cities, and can be told to misbehave, which is the point of the l
                                  (hour by hour, 08:00 to 21:00, for the service's today and tomorrow; lesson 21)
                             404 {"error": "no forecast for ...", "dates": [today, tomorrow]}
     GET /health             200 {"ok": true}
-    any GET                 400 {"error": ...} with two Host headers
+    any GET                 400 {"error": ...} with two Host, Sec-Fetch-Site or Origin headers
+                            403 {"error": ...} from a web page of another site (its browser's Sec-Fetch-Site or Origin
+                                 says so; programs send neither), before any fault is used up
     any request             400 {"error": ...} for a head RFC 9112 refuses (a header line that is no Name: value, a
                                  line break in a value, no HTTP version: hosting/request_heads.py)
                             421 {"error": ...} for a Host it does not answer for, when given `hosts` (a target that is
@@ -31,7 +33,7 @@ fixed table of cities, and can be told to misbehave, which is the point of the l
                                  whole 30 s after its connection opened is dropped unanswered
 
 The faults (`inject`), each for the next `times` requests or until `clear_faults()` (every GET from a Host it answers
-counts, whichever path it asks for; a 421 does not):
+counts, whichever path it asks for; a 400, 421 or 403 above does not):
 
     delay_s       wait this long before answering (a slow upstream); stop() cuts the wait short
     status        answer with this HTTP status and a JSON error body (503, 429, 500, ...)
@@ -57,7 +59,7 @@ from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from tinyagent.clock import Clock, fixed_clock
-from tinyagent.hosting.request_heads import HeadCheckingHandler, HeadReader, host_name
+from tinyagent.hosting.request_heads import HeadCheckingHandler, HeadReader, host_name, other_site
 from tinyagent.hosting.signals import StopSignals
 from tinyagent.hosting.slow_clients import CLIENT_GONE, EndingGently, RequestClock, connection_cap
 from tinyagent.hosting.threaded_server import BackgroundServer
@@ -177,10 +179,16 @@ class _Handler(HeadCheckingHandler):
     def do_GET(self) -> None:
         service = self.server.service
         # Read first-wins, a second Host could name what a proxy in front, reading the last, would refuse.
-        if len(sent := self.headers.get_all("Host") or []) > 1:
-            return self._send(400, {"error": f"a request may carry one Host header, not {len(sent)}"})
+        for name in ("Host", "Sec-Fetch-Site", "Origin"):
+            if len(sent := self.headers.get_all(name) or []) > 1:
+                return self._send(400, {"error": f"a request may carry one {name} header, not {len(sent)}"})
         if service.hosts is not None and host_name(self.authority()) not in map(host_name, service.hosts):
             return self._send(421, {"error": f"this service answers only for {', '.join(service.hosts)}"})
+        # A page on any site can make the browser send a GET here (an <img>); it must not use up a fault a lesson
+        # injected for its own next call. Programs (requests, the lesson's tool) send neither header.
+        sender = other_site(self.headers.get("Sec-Fetch-Site"), self.headers.get("Origin"), self.authority())
+        if sender is not None:
+            return self._send(403, {"error": f"a request from {sender} is refused: call this service from a program"})
         fault = service._take_fault()
         service._count_request()
         if fault.delay_s and service._stopping.wait(fault.delay_s):
