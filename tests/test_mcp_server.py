@@ -725,3 +725,20 @@ def test_a_header_sent_twice_gets_the_servers_json_400(shop, http_server, double
     with socket.create_connection(("127.0.0.1", http_server.port), timeout=PATIENCE) as client:
         client.sendall(head.encode() + body.encode())
         assert "one" in _json_error(_answer_until_closed(client), 400)
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/nothing"])
+def test_a_websocket_upgrade_is_refused_in_json(shop, http_server, path):
+    # The server speaks Streamable HTTP only: the SDK's app closed the handshake before accepting, which uvicorn
+    # answered with a 403 and an empty body.
+    host = f"127.0.0.1:{http_server.port}"
+    with socket.create_connection(("127.0.0.1", http_server.port), timeout=PATIENCE) as client:
+        client.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+        answer = b""
+        while chunk := client.recv(65536):  # the server answers, then closes
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 403 ") and b"content-type: application/json" in head.lower(), answer[:300]
+    assert "WebSocket" in json.loads(body)["error"]
+    assert shop[0].refunds() == []

@@ -271,6 +271,19 @@ def raw_exchange(service, request_bytes: bytes) -> tuple[bytes, bytes]:
     return head, body
 
 
+WEBSOCKET_UPGRADE = (b"GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+
+
+@pytest.mark.parametrize("path", [b"/health", b"/agent/stream", b"/nowhere"])
+def test_a_websocket_upgrade_is_refused_in_json(service, path):
+    # The service has no WebSocket route: uvicorn answered Starlette's close before accept with a 403 and no body.
+    host = service.url.removeprefix("http://").encode()
+    head, body = raw_exchange(service, WEBSOCKET_UPGRADE.replace(b"{path}", path).replace(b"{host}", host))
+    assert head.startswith(b"HTTP/1.1 403 ") and b"content-type: application/json" in head.lower(), head
+    assert json.loads(body)["error"]["code"] == "no_websocket" and "Traceback" not in service.output()
+
+
 @pytest.mark.parametrize("request_bytes", [
     b"GET /he\x00alth HTTP/1.1\r\nHost: {host}\r\n\r\n",  # a NUL in the path
     b"POST /agent/invoke HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{{}}",

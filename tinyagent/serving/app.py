@@ -332,10 +332,32 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
     # Starlette's default answers "/health/" with a redirect to "/health" on whatever host the request named (an
     # empty body, and a Location a client never asked for): here it is the JSON 404 of any other unknown path.
     starlette.router.redirect_slashes = False
-    app = OneBodyLength(starlette)
+    app = OneBodyLength(NoWebSockets(starlette))
     if service.config.api_key:
         return app
     return HostCheck(app, {*LOOPBACK_NAMES, *service.config.allowed_hosts, *([listen_host] if listen_host else [])})
+
+
+class NoWebSockets:
+    """A WebSocket handshake, on any path, is refused with a JSON 403 like every other refusal: the service has no
+    WebSocket route (POST /agent/stream streams a run as server-sent events). Starlette closed it before accepting,
+    which uvicorn answers with a 403 and an empty body; ASGI's denial response (which every uvicorn WebSocket
+    implementation offers) lets the app say why instead."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def __getattr__(self, name: str):  # the app's own attributes (its routes, for the OpenAPI document)
+        return getattr(self.app, name)
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "websocket" and "websocket.http.response" in scope.get("extensions", {}):
+            await receive()  # websocket.connect: the handshake, which ASGI gives the app before any answer
+            response = error_response(403, "no_websocket", "this service does not speak WebSocket: call its HTTP "
+                                      "routes (POST /agent/stream streams a run as server-sent events)")
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 class OneBodyLength:

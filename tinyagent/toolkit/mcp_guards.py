@@ -49,7 +49,7 @@ class LoopbackGuard:
     browser's Sec-Fetch-Site must not say another site (403); a POST must say application/json (415), which a page
     cannot send across sites without a preflight this server never answers, so a plain form's text/plain POST runs
     nothing. A POST's body must arrive within `body_timeout_s` (408) and hold at most the SDK's limit (413), however
-    it is sent."""
+    it is sent. A WebSocket handshake gets a JSON 403: the server has no WebSocket transport."""
 
     def __init__(self, app: Any, port: int, body_timeout_s: float):
         self.app = app
@@ -57,6 +57,12 @@ class LoopbackGuard:
         self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket" and "websocket.http.response" in scope.get("extensions", {}):
+            # The SDK closed it before accepting, which uvicorn answered with a 403 and an empty body.
+            await receive()  # websocket.connect: the handshake, which ASGI gives the app before any answer
+            answer = {"error": "this MCP server speaks Streamable HTTP at /mcp, not WebSocket"}
+            await send_json(send, 403, json.dumps(answer).encode(), websocket=True)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -245,11 +251,13 @@ def json_object(body: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-async def send_json(send: Any, status: int, answer: bytes) -> None:
-    """Answer an ASGI request with `status` and the JSON `answer`."""
-    await send({"type": "http.response.start", "status": status,
+async def send_json(send: Any, status: int, answer: bytes, *, websocket: bool = False) -> None:
+    """Answer an ASGI request with `status` and the JSON `answer`; with `websocket`, a WebSocket handshake (ASGI's
+    denial response)."""
+    kind = "websocket.http" if websocket else "http"
+    await send({"type": f"{kind}.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]})
-    await send({"type": "http.response.body", "body": answer})
+    await send({"type": f"{kind}.response.body", "body": answer})
 
 
 async def send_jsonrpc_error(send: Any, status: int, message: str) -> None:
