@@ -538,6 +538,28 @@ def test_deeply_nested_json_is_the_clients_fault_400(room, data):
     assert "nested" in error["message"]
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32", "utf-32-be"])
+def test_a_body_in_another_encoding_than_utf8_is_the_clients_fault_400(room, encoding):
+    # RFC 8259: JSON between systems is UTF-8; json.loads read UTF-16 and UTF-32 too, which the service of lesson 19
+    # refused. Every client of the course (OpenAI's SDK, LangChain, requests) sends UTF-8.
+    data = json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode(encoding)
+    error = assert_error(post_raw(room, data), 400)
+    assert error["code"] == "invalid_json" and "UTF-8" in error["message"], error
+
+
+def test_a_key_given_twice_is_the_clients_fault_400(room):
+    # Python kept the last: {"model": a, "model": b} was b here, and whatever another reader of the same body took.
+    data = b'{"messages": [{"role": "user", "content": "hi"}], "stream": false, "stream": true}'
+    error = assert_error(post_raw(room, data), 400)
+    assert error["code"] == "invalid_json" and "'stream'" in error["message"], error
+
+
+def test_a_utf8_body_after_a_byte_order_mark_is_read(room):
+    data = b"\xef\xbb\xbf" + json.dumps({"messages": [{"role": "user", "content": "你好"}]}).encode()
+    answer = post_raw(room, data)
+    assert answer.status_code == 200, answer.text
+
+
 @pytest.mark.parametrize(
     "data",
     [

@@ -168,6 +168,23 @@ def test_a_malformed_request_is_a_json_400(service, body, code):
     assert error_of(response)["code"] == code
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32", "utf-32-be"])
+def test_a_body_in_another_encoding_than_utf8_is_a_json_400(service, encoding):
+    # RFC 8259: JSON between systems is UTF-8. The error said so, while json.loads read UTF-16 and UTF-32 bodies.
+    body = json.dumps({"query": "Where is order 88231?"}).encode(encoding)
+    response = requests.post(service.url + "/agent/invoke", data=body, timeout=PATIENCE,
+                             headers={"Content-Type": "application/json"})
+    assert response.status_code == 400 and error_of(response)["code"] == "malformed_json", response.text
+    assert "UTF-8" in error_of(response)["message"]
+
+
+def test_a_body_in_utf8_after_a_byte_order_mark_is_read(service):
+    body = b"\xef\xbb\xbf" + json.dumps({"query": "你好"}, ensure_ascii=False).encode()
+    response = requests.post(service.url + "/agent/invoke", data=body, timeout=PATIENCE,
+                             headers={"Content-Type": "application/json"})
+    assert response.status_code == 200, response.text
+
+
 @pytest.mark.parametrize(("body", "code"), [
     (b"[" * 6000 + b"]" * 6000, "too_deep"),
     (b'{"a":' * 2500 + b"1" + b"}" * 2500, "too_deep"),

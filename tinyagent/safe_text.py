@@ -107,3 +107,14 @@ def _shown(ch: str) -> str:
 def _escape(ch: str) -> str:
     code = ord(ch)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def utf8_json_text(raw: bytes) -> str:
+    """A request body of JSON as text, read as UTF-8 (a byte order mark before it skipped), or UnicodeDecodeError:
+    RFC 8259 says JSON exchanged between systems MUST be UTF-8, and every client of the course's servers sends it.
+    json.loads, given bytes, also reads UTF-16 and UTF-32 when its NULs say so (and UTF-16 without NULs in the
+    first bytes is still valid UTF-8): both servers take what json.detect_encoding reads as UTF-8, and only that."""
+    encoding = json.detect_encoding(raw)
+    if encoding not in ("utf-8", "utf-8-sig"):
+        raise UnicodeDecodeError(encoding, raw, 0, min(len(raw), 4), "JSON is exchanged in UTF-8 only")
+    return raw.decode(encoding)

@@ -60,7 +60,8 @@ from tinyagent.hosting.slow_clients import CLIENT_GONE, EndingGently, RequestClo
 from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import ascii_number
 from tinyagent.protocols.streamed_stops import StopCutter
-from tinyagent.safe_text import holds_surrogate
+from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates, utf8_json_text
+from tinyagent.tools import RepeatedKey, keys_once
 
 if TYPE_CHECKING:
     from tinyagent.classroom.hub_tokens import HubTokens
@@ -223,8 +224,16 @@ def _decode_json(raw: bytes) -> object:
     try:
         # NaN and Infinity are not JSON, as OpenAI's API says; nor is 1e400, which Python reads as inf (echoed back
         # by the Responses API, it came out as Infinity)
-        body = json.loads(raw, parse_constant=no_json_constant, parse_float=finite_float)
-    except ValueError as exc:  # not UTF-8, or not JSON
+        body = json.loads(utf8_json_text(raw), parse_constant=no_json_constant, parse_float=finite_float,
+                          object_pairs_hook=keys_once)
+    except UnicodeDecodeError:  # RFC 8259: JSON between systems is UTF-8, as every client sends it
+        raise _bad_request("The request body is not UTF-8 text. Send JSON in UTF-8 with Content-Type: "
+                           "application/json.", code="invalid_json") from None
+    except RepeatedKey as exc:  # Python keeps the last, another reader of the same body may keep the first
+        key = replace_lone_surrogates(exc.key[:40])  # "\ud800" is a valid key, and no UTF-8 answer holds it
+        raise _bad_request(f"The request body gives {key!r} more than once; send each field once.",
+                           code="invalid_json") from None
+    except ValueError as exc:  # not JSON
         why = f" ({exc})" if isinstance(exc, NotJsonNumber) else ""
         raise _bad_request(
             f"The request body is not valid JSON{why}. Send a JSON object with Content-Type: application/json.",

@@ -65,7 +65,7 @@ from tinyagent.errors import TinyAgentError, first_line
 from tinyagent.hosting.peer_account import accounts_can_be_told, peer_is_here, peer_uid
 from tinyagent.hosting.request_heads import host_name, other_site
 from tinyagent.number_checks import ascii_number
-from tinyagent.safe_text import replace_lone_surrogates
+from tinyagent.safe_text import replace_lone_surrogates, utf8_json_text
 from tinyagent.serving import edits, openai_chat
 from tinyagent.serving.approvals import new_run_id
 from tinyagent.serving.connections import client_key
@@ -600,7 +600,8 @@ async def read_json_body(request: Request, limit: int, stopping: asyncio.Event, 
     if not body.strip():
         raise ApiError(400, "empty_body", f"the body is empty: send JSON such as {example}")
     try:
-        data = json.loads(body, parse_constant=no_json_constant, parse_float=finite_float, object_pairs_hook=keys_once)
+        data = json.loads(utf8_json_text(body), parse_constant=no_json_constant, parse_float=finite_float,
+                          object_pairs_hook=keys_once)
     except UnicodeDecodeError:
         raise ApiError(400, "malformed_json", "the body is not UTF-8 text: send JSON in UTF-8") from None
     except RepeatedKey as exc:  # Python keeps the last value: {"approve": false, "approve": true} would be a yes
