@@ -28,6 +28,7 @@ from tests.conftest import (
     port_refuses_connections,
 )
 from tests.serving_process import wait_for
+from tests.test_weather_service import raw_reply
 from tinyagent.clock import fixed_clock
 from tinyagent.serving import connections
 from tinyagent.serving.connections import ENDING_BYTES, ENDING_SECONDS
@@ -258,11 +259,7 @@ def test_another_path_and_a_body_too_large_get_a_json_error(shop, http_server):
 ], ids=["nul-in-path", "two-lengths"])
 def test_a_request_that_is_not_readable_http_gets_a_json_400(shop, http_server, request_bytes):
     host = f"127.0.0.1:{http_server.port}"
-    with socket.create_connection(("127.0.0.1", http_server.port), timeout=PATIENCE) as client:
-        client.sendall(request_bytes.replace(b"{host}", host.encode()).replace(b"{{}}", b"{}"))
-        answer = b""
-        while chunk := client.recv(65536):  # the server answers, then closes
-            answer += chunk
+    answer = raw_reply(http_server, request_bytes.replace(b"{host}", host.encode()).replace(b"{{}}", b"{}"))
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400 ") and b"content-type: application/json" in head.lower(), answer[:300]
     assert "not HTTP/1.1 this server can read" in json.loads(body)["error"]
@@ -732,12 +729,8 @@ def test_a_websocket_upgrade_is_refused_in_json(shop, http_server, path):
     # The server speaks Streamable HTTP only: the SDK's app closed the handshake before accepting, which uvicorn
     # answered with a 403 and an empty body.
     host = f"127.0.0.1:{http_server.port}"
-    with socket.create_connection(("127.0.0.1", http_server.port), timeout=PATIENCE) as client:
-        client.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
-        answer = b""
-        while chunk := client.recv(65536):  # the server answers, then closes
-            answer += chunk
+    answer = raw_reply(http_server, f"GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: "
+                      "Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 403 ") and b"content-type: application/json" in head.lower(), answer[:300]
     assert "WebSocket" in json.loads(body)["error"]
