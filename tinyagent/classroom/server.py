@@ -50,18 +50,24 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
+from tinyagent.chat_result import NotJsonNumber
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 from tinyagent.errors import NO_KEY_NEEDED, ConfigurationError
 from tinyagent.hosting.address import this_machine_address
-from tinyagent.hosting.request_heads import HeadCheckingHandler, HeadReader, host_name, origin_host
+from tinyagent.hosting.request_heads import (
+    HeadCheckingHandler,
+    HeadReader,
+    host_name,
+    origin_host,
+    request_json,
+)
 from tinyagent.hosting.slow_clients import CLIENT_GONE, EndingGently, RequestClock, connection_cap
 from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import ascii_number
 from tinyagent.protocols.streamed_stops import StopCutter
-from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates, utf8_json_text
-from tinyagent.tools import RepeatedKey, keys_once
+from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
+from tinyagent.tools import RepeatedKey
 
 if TYPE_CHECKING:
     from tinyagent.classroom.hub_tokens import HubTokens
@@ -224,8 +230,7 @@ def _decode_json(raw: bytes) -> object:
     try:
         # NaN and Infinity are not JSON, as OpenAI's API says; nor is 1e400, which Python reads as inf (echoed back
         # by the Responses API, it came out as Infinity)
-        body = json.loads(utf8_json_text(raw), parse_constant=no_json_constant, parse_float=finite_float,
-                          object_pairs_hook=keys_once)
+        body = request_json(raw)
     except UnicodeDecodeError:  # RFC 8259: JSON between systems is UTF-8, as every client sends it
         raise _bad_request("The request body is not UTF-8 text. Send JSON in UTF-8 with Content-Type: "
                            "application/json.", code="invalid_json") from None

@@ -54,6 +54,15 @@ def peer_is_here(client: tuple[str, int], server: tuple[str, int]) -> bool:
     return next(client_sockets(client, server), None) is not None
 
 
+def scope_ends(scope: dict) -> tuple[tuple[str, int], tuple[str, int]] | None:
+    """(client, server) of an ASGI request's connection, each an (address, port) as the server (uvicorn) puts them in
+    its scope: what peer_uid and peer_is_here take. None when it has no such ends (a Unix socket)."""
+    client, server = scope.get("client"), scope.get("server")
+    if not client or not server or server[1] is None:
+        return None
+    return (client[0], client[1]), (server[0], server[1])
+
+
 def client_sockets(client: tuple[str, int], server: tuple[str, int]) -> Iterator[tuple[int, int]]:
     """(uid, inode) of each line of /proc/net/tcp and tcp6 whose local address is `client` and whose remote
     address is `server`: the client's end of that connection, when its program runs on this machine."""

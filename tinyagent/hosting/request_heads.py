@@ -11,11 +11,16 @@ request), and read a Host header as written (a user in it, or anything after an 
 from __future__ import annotations
 
 import io
+import json
 import re
 from email.errors import FirstHeaderLineIsContinuationDefect, MissingHeaderBodySeparatorDefect
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
+
+from tinyagent.chat_result import finite_float, no_json_constant
+from tinyagent.safe_text import utf8_json_text
+from tinyagent.tools import keys_once
 
 TLS_HANDSHAKE = b"\x16"  # the first byte of a TLS connection: a handshake record, the client's ClientHello
 # What a client that took a plain-HTTP server for HTTPS is told.
@@ -191,3 +196,13 @@ def other_site(fetch_site: str | None, origin: str | None, host: str) -> str | N
     if origin is not None and origin_host(origin) != host.lower():
         return f"the page of {origin[:80]!r}"
     return None
+
+
+def request_json(raw: bytes) -> object:
+    """A request's JSON body as the course's servers read it (the classroom model's and lesson 19's service): UTF-8
+    only (UnicodeDecodeError), each key of an object once (tools.RepeatedKey: Python would keep the last, another
+    reader the first), and no number JSON lacks, NaN, Infinity or one past a float (chat_result.NotJsonNumber);
+    json.JSONDecodeError when it is no JSON, RecursionError when it nests deeper than the parser goes. Each server
+    says these in its own words."""
+    return json.loads(utf8_json_text(raw), parse_constant=no_json_constant, parse_float=finite_float,
+                      object_pairs_hook=keys_once)

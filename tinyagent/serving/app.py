@@ -59,13 +59,13 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
+from tinyagent.chat_result import NotJsonNumber
 from tinyagent.editable_trace import EditError
 from tinyagent.errors import TinyAgentError, first_line
-from tinyagent.hosting.peer_account import accounts_can_be_told, peer_is_here, peer_uid
-from tinyagent.hosting.request_heads import host_name, other_site
+from tinyagent.hosting.peer_account import accounts_can_be_told, peer_is_here, peer_uid, scope_ends
+from tinyagent.hosting.request_heads import host_name, other_site, request_json
 from tinyagent.number_checks import ascii_number
-from tinyagent.safe_text import replace_lone_surrogates, utf8_json_text
+from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.serving import edits, openai_chat
 from tinyagent.serving.approvals import new_run_id
 from tinyagent.serving.connections import client_key
@@ -73,7 +73,7 @@ from tinyagent.serving.openapi import docs_page, openapi_document
 from tinyagent.serving.service import AgentService, RunCancelled, RunOutcome
 from tinyagent.serving.stopping import STATE_KEY, ServiceStop
 from tinyagent.serving.streams import GRACE_SECONDS, RunStreams
-from tinyagent.tools import RepeatedKey, keys_once
+from tinyagent.tools import RepeatedKey
 
 log = logging.getLogger("tinyagent.serving")
 
@@ -463,7 +463,7 @@ def check_this_account(request: Request) -> None:
     --allowed-host) is in none of this machine's tables, and goes on as before; so does every client where the
     system says nothing of accounts (macOS, Windows: no /proc/net). A client of this machine whose account cannot
     be told (it closed its end before it was read) is refused: it cannot be taken for a customer on the network."""
-    ends = connection_ends(request)
+    ends = scope_ends(request.scope)
     if ends is None or not accounts_can_be_told() or not peer_is_here(*ends):
         return
     if peer_uid(*ends) != os.geteuid():
@@ -535,17 +535,8 @@ def account_of(request: Request) -> int | None:
     """The uid of the account whose program sent the request over this machine's loopback, or None when it cannot
     be told (hosting/peer_account.py). On a machine shared by several accounts (the course's JupyterHub: each
     learner an account of her own, all on one loopback), a loopback address and name say only "this machine"."""
-    ends = connection_ends(request)
+    ends = scope_ends(request.scope)
     return peer_uid(*ends) if ends else None
-
-
-def connection_ends(request: Request) -> tuple[tuple[str, int], tuple[str, int]] | None:
-    """(client, server) of the request's connection, each an (address, port) as uvicorn puts them in the request's
-    scope; None when it has no such ends (a Unix socket)."""
-    client, server = request.scope.get("client"), request.scope.get("server")
-    if not client or not server or server[1] is None:
-        return None
-    return (client[0], client[1]), (server[0], server[1])
 
 
 def check_not_cross_site(request: Request) -> None:
@@ -600,8 +591,7 @@ async def read_json_body(request: Request, limit: int, stopping: asyncio.Event, 
     if not body.strip():
         raise ApiError(400, "empty_body", f"the body is empty: send JSON such as {example}")
     try:
-        data = json.loads(utf8_json_text(body), parse_constant=no_json_constant, parse_float=finite_float,
-                          object_pairs_hook=keys_once)
+        data = request_json(body)
     except UnicodeDecodeError:
         raise ApiError(400, "malformed_json", "the body is not UTF-8 text: send JSON in UTF-8") from None
     except RepeatedKey as exc:  # Python keeps the last value: {"approve": false, "approve": true} would be a yes

@@ -27,7 +27,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from starlette.datastructures import Headers
 
-from tinyagent.hosting.peer_account import accounts_can_be_told, peer_uid
+from tinyagent.hosting.peer_account import accounts_can_be_told, peer_uid, scope_ends
 
 
 def loopback_security(port: int) -> TransportSecuritySettings:
@@ -127,8 +127,8 @@ def account_refusal(scope: dict) -> tuple[int, str] | None:
     """Why a request is refused for the account that sent it, or None when that is the account running this server
     (hosting/peer_account.py reads it from Linux's /proc/net), or when this system does not say whose a connection
     is (no /proc/net: macOS, Windows), where any program of this machine is served."""
-    client, server = scope.get("client"), scope.get("server")
-    account = peer_uid((client[0], client[1]), (server[0], server[1])) if client and server else None
+    ends = scope_ends(scope)
+    account = peer_uid(*ends) if ends else None
     if account is None and not accounts_can_be_told():
         return None
     if account is None:  # Linux, and no established connection from it: its client has closed its end
