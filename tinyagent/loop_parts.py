@@ -52,7 +52,7 @@ would wrap it, is refused.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -359,6 +359,16 @@ _SIGNATURES = {
     "stop_rules": {"before_call": "before_call(trace)", "after_reply": "after_reply(trace)",
                    "run_tool": "run_tool(tools, action)", "end": "end(run, stop, step)"},
 }
+
+
+def part_in_chain(part: Any, found: Callable[[Any], bool]) -> Any | None:
+    """The first part of the chain `part` heads (it, the part it wraps, that one's, and so on: a part mounted with
+    `around(inner)` keeps the part it wraps as `inner`) for which `found(part)` is true, or None."""
+    while part is not None:
+        if found(part):
+            return part
+        part = getattr(part, "inner", None)
+    return None
 
 
 def _fresh(part: Any) -> Any:

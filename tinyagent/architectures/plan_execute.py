@@ -39,6 +39,7 @@ from tinyagent.architectures.plan_text import (
 from tinyagent.errors import LlmError
 from tinyagent.events import Event, Final, LlmCall, Observation, Stopped, event_kind
 from tinyagent.llm_client import ChatResult, LlmClient
+from tinyagent.loop_parts import part_in_chain
 from tinyagent.memory.run_changes import MADE, changes_made, said_after, writes_in
 from tinyagent.number_checks import check_whole
 from tinyagent.prompts import check_language, detect_language
@@ -366,12 +367,7 @@ def data_fence(executor: ReActAgent) -> Any | None:
     says so in a `fence_report(prompt, report, lang)` of its own (lesson 25's FencedData), or None. The executor's
     runs are told earlier steps' answers through that part; the plan's own calls, which it never builds, ask it to
     fence them the same way."""
-    part = executor.parts.request
-    while part is not None:
-        if callable(getattr(part, "fence_report", None)):
-            return part
-        part = getattr(part, "inner", None)
-    return None
+    return part_in_chain(executor.parts.request, lambda part: callable(getattr(part, "fence_report", None)))
 
 
 def _strip_answer_label(text: str) -> str:

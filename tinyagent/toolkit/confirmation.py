@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tinyagent.events import Event, ToolCall, event_kind
+from tinyagent.loop_parts import part_in_chain
 from tinyagent.number_checks import check_seconds
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation, input_text
 from tinyagent.safe_text import one_line
@@ -445,18 +446,10 @@ def settling_part(part: Any) -> Any | None:
     they run (its class says `settles_calls = True`, as GatedAct's does, and lesson 21's HandoffAct's), or None. Such a part does its work in
     `__call__` and runs the calls with the `perform` of the part it wraps: one around another would skip the inner
     one's work."""
-    while part is not None:
-        if getattr(part, "settles_calls", False):
-            return part
-        part = getattr(part, "inner", None)
-    return None
+    return part_in_chain(part, lambda part: getattr(part, "settles_calls", False))
 
 
 def gate_of(run: Any) -> ConfirmationGate | None:
     """The gate of a run's act part (a GatedAct, however many parts wrap it), or None."""
-    part = run.parts.act
-    while part is not None:
-        if isinstance(part, GatedAct):
-            return part.gate
-        part = getattr(part, "inner", None)
-    return None
+    part = part_in_chain(run.parts.act, lambda part: isinstance(part, GatedAct))
+    return part.gate if part is not None else None
