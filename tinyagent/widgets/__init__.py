@@ -11,7 +11,7 @@
 Each widget keeps its state in plain attributes (`.cards`, `.step_count`, `.turns`, ...) and
 saves into a notebook as readable, deterministic text (`.text()`), so nbval can check it.
 Imported separately from `tinyagent` so the core stays free of ipywidgets: it is the `widgets` extra
-(`pip install -e ".[widgets]"` in the course folder; `make setup` installs it).
+(`pip install -e ".[widgets]"` in the course folder; `make course` installs it).
 """
 
 try:  # ipywidgets is the `widgets` extra, not a core dependency: say in one line how to get it
