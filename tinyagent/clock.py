@@ -49,5 +49,4 @@ def fixed_clock(moment: datetime | str) -> Clock:
     def clock() -> datetime:
         return moment
 
-    clock.moment = moment  # lets a reader (and a repr) see where the clock is stopped
     return clock
