@@ -196,7 +196,7 @@ class StepCap(StopRule):
     max_steps: int = 10
 
     def __post_init__(self) -> None:
-        _check_positive("StepCap(max_steps)", self.max_steps, whole=True)
+        check_whole("StepCap(max_steps)", self.max_steps)
 
     def check(self, trace: Trace) -> Stop | None:
         if trace.rounds >= self.max_steps:
@@ -232,7 +232,7 @@ class TokenBudget(StopRule):
     max_tokens: int
 
     def __post_init__(self) -> None:
-        _check_positive("TokenBudget(max_tokens)", self.max_tokens, whole=True)
+        check_whole("TokenBudget(max_tokens)", self.max_tokens)
 
     def check(self, trace: Trace) -> Stop | None:
         calls = trace.of_type(LlmCall)
@@ -277,7 +277,7 @@ class WallClock(StopRule):
     started: float | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        _check_positive("WallClock(seconds)", self.seconds)
+        check_seconds("WallClock(seconds)", self.seconds)
 
     def check(self, trace: Trace) -> Stop | None:
         now = self.clock()
@@ -311,7 +311,7 @@ class NoProgress(StopRule):
     rounds: int = 3
 
     def __post_init__(self) -> None:
-        _check_positive("NoProgress(rounds)", self.rounds, whole=True)
+        check_whole("NoProgress(rounds)", self.rounds)
 
     def check(self, trace: Trace) -> Stop | None:
         seen: dict[str, int] = {}  # normalized Observation -> the round it first came back
@@ -359,7 +359,7 @@ class RepeatedAction(StopRule):
     given: int = field(default=0, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        _check_positive("RepeatedAction(warnings)", self.warnings, whole=True, zero_ok=True)
+        check_whole("RepeatedAction(warnings)", self.warnings, least=0)
 
     def check(self, trace: Trace) -> Stop | Warn | None:
         parsed = _last(trace, Parsed)
@@ -399,13 +399,13 @@ class ToolTimeout(StopRule):
     abandoned: list[threading.Thread] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        _check_positive("ToolTimeout(seconds)", self.seconds)
+        check_seconds("ToolTimeout(seconds)", self.seconds)
         # A list or a set of names has no seconds to read; a key that is no text never matches a tool's name.
         if not isinstance(self.per_tool, Mapping) or not all(isinstance(name, str) for name in self.per_tool):
             raise ValueError("ToolTimeout(per_tool) must be a mapping of tool names to seconds, like "
                              f"{{'applyRefund': 60}}; got {self.per_tool!r}")
         for name, seconds in self.per_tool.items():
-            _check_positive(f"ToolTimeout(per_tool[{name!r}])", seconds)
+            check_seconds(f"ToolTimeout(per_tool[{name!r}])", seconds)
 
     def check(self, trace: Trace) -> None:
         return None
@@ -605,10 +605,3 @@ def _last(trace: Trace, cls: type) -> Any:
 def _fresh(rule: Any) -> Any:
     fresh = getattr(rule, "fresh", None)
     return fresh() if callable(fresh) else rule
-
-
-def _check_positive(what: str, value: Any, *, whole: bool = False, zero_ok: bool = False) -> None:
-    if whole:
-        check_whole(what, value, least=0 if zero_ok else 1)
-    else:
-        check_seconds(what, value)
