@@ -174,12 +174,9 @@ def input_from_arguments(tool: Tool, arguments: Mapping[str, Any] | str | None) 
         if not isinstance(arguments, dict):
             return text
     arguments = dict(arguments or {})
-    if tool.parameters is None:
-        if set(arguments) == {"input"}:
-            value = arguments["input"]
-            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        if not arguments:
-            return ""
     if not arguments:
         return ""
+    if tool.parameters is None and set(arguments) == {"input"}:
+        value = arguments["input"]
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
