@@ -18,6 +18,9 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from dotenv import dotenv_values
+from dotenv.parser import parse_stream
+
 from tinyagent.api_url import is_loopback, shown_url, url_host, url_problem
 from tinyagent.errors import NO_KEY_NEEDED, ConfigurationError, redact
 from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
@@ -189,10 +192,6 @@ def _read_env_file(path: str | os.PathLike) -> dict[str, str | None]:
     """The variables in the .env file at `path`; ConfigurationError, naming the file, when it cannot be read as
     UTF-8 text (saved as UTF-16 or Latin-1, or not readable by this account), or when a line of it is not
     `NAME=value` (python-dotenv would only warn and skip it: a key with its quote left open, then, was no key)."""
-    # imported only when there is a file: python-dotenv takes longer to import than the look takes
-    from dotenv import dotenv_values
-    from dotenv.parser import parse_stream
-
     try:
         with open(path, encoding="utf-8-sig") as file:  # -sig: a byte order mark, as python-dotenv skips it
             text = file.read()
