@@ -105,6 +105,20 @@ def load_settings(
         if path and os.path.isfile(path):
             layers.append((".env", _read_env_file(path)))
 
+    values, sources = _first_values(layers)
+    url, key, chosen_model = (values.get(name) for name in NAMES)
+    if not url and not key:
+        why = "TINYAGENT_OFFLINE=1" if forced_offline else "no TINYAGENT_API_KEY or TINYAGENT_API_URL configured"
+        _check_classroom_model(chosen_model, sources.get("TINYAGENT_MODEL"), why)
+        return _classroom_settings(chosen_model, why, notice)
+    _check_provider(url, key, chosen_model, sources)
+    described = ", ".join(sorted(set(sources.values())))
+    return Settings(api_url=url, api_key=key or None, model=chosen_model, source=described)
+
+
+def _first_values(layers: list[tuple[str, Mapping[str, str | None]]]) -> tuple[dict[str, str], dict[str, str]]:
+    """Each setting from the first layer that gives it, and that layer's name; a ConfigurationError for a value
+    that is not text, or a model name that is not one line."""
     values: dict[str, str] = {}
     sources: dict[str, str] = {}
     for name in NAMES:
@@ -117,27 +131,34 @@ def load_settings(
     for name, value in values.items():
         if holds_surrogate(value):
             raise ConfigurationError(_not_text(name, value, sources[name]))
-    url, key, chosen_model = (values.get(name) for name in NAMES)
-    if chosen_model and any(ch < " " or ch == "\x7f" for ch in chosen_model):
+    model = values.get("TINYAGENT_MODEL")
+    if model and any(ch < " " or ch == "\x7f" for ch in model):
         # A pasted name with a newline would reach the provider's error, printed over several lines.
         raise ConfigurationError(
-            f"TINYAGENT_MODEL (from the {sources['TINYAGENT_MODEL']}) holds a control character: {chosen_model!r}; "
+            f"TINYAGENT_MODEL (from the {sources['TINYAGENT_MODEL']}) holds a control character: {model!r}; "
             "write the model's name on one line, e.g. 'classroom' or your provider's model name"
         )
-    if not url and not key:
-        why = "TINYAGENT_OFFLINE=1" if forced_offline else "no TINYAGENT_API_KEY or TINYAGENT_API_URL configured"
-        if chosen_model and sources["TINYAGENT_MODEL"] == "arguments" and not chosen_model.startswith(CLASSROOM_MODEL):
-            raise ConfigurationError(
-                f"model {chosen_model!r} needs a provider, but none is configured ({why}): set "
-                "TINYAGENT_API_URL and TINYAGENT_API_KEY, or choose a classroom model such as 'classroom'"
-            )
-        # A misspelt classroom model (classroom-lopp) would make every call a 404, and a run stop on "the model failed".
-        if chosen_model and chosen_model.startswith(CLASSROOM_MODEL) and chosen_model not in classroom_models():
-            raise ConfigurationError(
-                f"there is no classroom model called {chosen_model!r}: choose one of {', '.join(classroom_models())}"
-            )
-        return _classroom_settings(chosen_model, why, notice)
+    return values, sources
 
+
+def _check_classroom_model(model: str | None, source: str | None, why: str) -> None:
+    """A ConfigurationError when no provider is configured (`why`) and `model` cannot be a classroom model: a
+    provider's name given in code, or a classroom name that does not exist."""
+    if model and source == "arguments" and not model.startswith(CLASSROOM_MODEL):
+        raise ConfigurationError(
+            f"model {model!r} needs a provider, but none is configured ({why}): set "
+            "TINYAGENT_API_URL and TINYAGENT_API_KEY, or choose a classroom model such as 'classroom'"
+        )
+    # A misspelt classroom model (classroom-lopp) would make every call a 404, and a run stop on "the model failed".
+    if model and model.startswith(CLASSROOM_MODEL) and model not in classroom_models():
+        raise ConfigurationError(
+            f"there is no classroom model called {model!r}: choose one of {', '.join(classroom_models())}"
+        )
+
+
+def _check_provider(url: str | None, key: str | None, model: str | None, sources: dict[str, str]) -> None:
+    """A ConfigurationError, saying what to add or fix, unless a provider is configured whole: a URL that is one,
+    a key (not needed on this machine) and a model name."""
     if url and (problem := url_problem(url)):
         where = "the .env" if sources["TINYAGENT_API_URL"] == ".env" else f"the {sources['TINYAGENT_API_URL']}"
         # Never echo what may be a key (URL and key swapped is an easy slip): a URL has a dot or ://.
@@ -157,12 +178,10 @@ def load_settings(
             "TINYAGENT_API_KEY is not set: copy .env.example to .env and put your key in it, "
             "or remove TINYAGENT_API_URL to use the offline classroom model"
         )
-    if not chosen_model:
+    if not model:
         raise ConfigurationError(
             "TINYAGENT_MODEL is not set: add the model name your provider uses to .env (see .env.example)"
         )
-    described = ", ".join(sorted(set(sources.values())))
-    return Settings(api_url=url, api_key=key or None, model=chosen_model, source=described)
 
 
 def _not_text(name: str, value: str, source: str) -> str:
