@@ -80,10 +80,10 @@ def test_a_stop_rule_and_the_folding_of_an_observation_take_deep_text():
 
 
 def test_a_server_error_body_of_deep_json_is_described_not_raised():
-    from tinyagent.chat_result import _server_message
+    from tinyagent.chat_result import server_message
 
-    assert isinstance(_server_message(DEEP), str)
-    assert isinstance(_server_message('{"error":' * 100_000), str)
+    assert isinstance(server_message(DEEP), str)
+    assert isinstance(server_message('{"error":' * 100_000), str)
 
 
 @pytest.mark.parametrize("data", [DEEP, '{"x": "\\ud800", "y": ' + NESTED_BUT_READABLE + "}"])

@@ -83,11 +83,11 @@ def cut_at_stop(text: str, stop: list[str] | tuple[str, ...] | None) -> tuple[st
 USAGE_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
-class _WrongShape(ValueError):
+class WrongShape(ValueError):
     """A field the client reads is missing or of the wrong JSON type (reported as a BadResponseError)."""
 
 
-class _NoAnswer(_WrongShape):
+class NoAnswer(WrongShape):
     """A reply of the right shape with neither text nor tool calls: the model's or the provider's doing, which the
     message says (by its finish_reason), not the URL's."""
 
@@ -97,79 +97,79 @@ class _NoAnswer(_WrongShape):
 ENDED_WITHOUT_TEXT = ("length", "content_filter")
 
 
-def _reply_fields(data: Any) -> tuple[str | None, tuple[dict, ...], str | None, dict, str | None]:
+def reply_fields(data: Any) -> tuple[str | None, tuple[dict, ...], str | None, dict, str | None]:
     """Content, tool calls, finish_reason, usage and model of a decoded reply, each checked for its type.
 
     The one place that knows the reply's shape: every field a ChatResult is built from is looked at
-    here, and the first that is wrong raises _WrongShape naming it. Fields it does not read (role, id,
+    here, and the first that is wrong raises WrongShape naming it. Fields it does not read (role, id,
     logprobs, a provider's extras) are never looked at, whatever they hold.
     """
-    data = _expect(data, "the reply", dict, required=True)
-    choices = _expect(data.get("choices"), "choices", list, required=True)
+    data = checked_field(data, "the reply", dict, required=True)
+    choices = checked_field(data.get("choices"), "choices", list, required=True)
     if not choices:
-        raise _WrongShape("the reply has no choices[0].message (choices is empty)")
-    choice = _expect(choices[0], "choices[0]", dict, required=True)
-    message = _expect(choice.get("message"), "choices[0].message", dict, required=True)
-    content = _expect(message.get("content"), "choices[0].message.content", str, list)
+        raise WrongShape("the reply has no choices[0].message (choices is empty)")
+    choice = checked_field(choices[0], "choices[0]", dict, required=True)
+    message = checked_field(choice.get("message"), "choices[0].message", dict, required=True)
+    content = checked_field(message.get("content"), "choices[0].message.content", str, list)
     if isinstance(content, list):
-        content = _text_of_parts(content, "choices[0].message.content")
-    calls = _expect(message.get("tool_calls"), "choices[0].message.tool_calls", list) or []
+        content = text_of_parts(content, "choices[0].message.content")
+    calls = checked_field(message.get("tool_calls"), "choices[0].message.tool_calls", list) or []
     for i, call in enumerate(calls):
         where = f"choices[0].message.tool_calls[{i}]"
-        function = _expect(_expect(call, where, dict, required=True).get("function"), f"{where}.function", dict,
+        function = checked_field(checked_field(call, where, dict, required=True).get("function"), f"{where}.function", dict,
                            required=True)
-        _expect(function.get("name"), f"{where}.function.name", str, required=True)
+        checked_field(function.get("name"), f"{where}.function.name", str, required=True)
         try:  # lesson 09's loop copies each call it reads (native_calls.read_tool_calls) and sends it back
             copy.deepcopy(call)
         except RecursionError:  # a field nested 600 lists deep: it raised out of the run
-            raise _WrongShape(f"{where} is nested too deeply to be a tool call") from None
-    finish_reason = _expect(choice.get("finish_reason"), "choices[0].finish_reason", str)
+            raise WrongShape(f"{where} is nested too deeply to be a tool call") from None
+    finish_reason = checked_field(choice.get("finish_reason"), "choices[0].finish_reason", str)
     if content is None and not calls:
         if finish_reason not in ENDED_WITHOUT_TEXT:
             ended = f"finish_reason {finish_reason!r}" if finish_reason else "no finish_reason"
-            raise _NoAnswer(f"the reply has no choices[0].message.content and no tool calls, with {ended}: the model "
+            raise NoAnswer(f"the reply has no choices[0].message.content and no tool calls, with {ended}: the model "
                             "ended without an answer; try again")
         content = ""  # a reply cut before its first word: the loop stops on its finish_reason, as for any cut reply
-    usage = _expect(data.get("usage"), "usage", dict) or {}
-    _check_counts(usage)
-    model = _expect(data.get("model"), "model", str)
+    usage = checked_field(data.get("usage"), "usage", dict) or {}
+    check_usage_counts(usage)
+    model = checked_field(data.get("model"), "model", str)
     return content, tuple(calls), finish_reason, dict(usage), model
 
 
-def _text_of_parts(parts: list, where: str) -> str:
+def text_of_parts(parts: list, where: str) -> str:
     """Content sent as parts ([{"type": "text", "text": ...}, {"type": "thinking", ...}]), as some
     providers do: the text parts, joined, are the reply; the others are not the model's answer."""
     pieces = []
     for i, part in enumerate(parts):
-        part = _expect(part, f"{where}[{i}]", dict, required=True)
+        part = checked_field(part, f"{where}[{i}]", dict, required=True)
         if part.get("type") == "text":
-            pieces.append(_expect(part.get("text"), f"{where}[{i}].text", str, required=True))
+            pieces.append(checked_field(part.get("text"), f"{where}[{i}].text", str, required=True))
     return "".join(pieces)
 
 
-def _check_counts(usage: dict) -> None:
+def check_usage_counts(usage: dict) -> None:
     """Each token count of `usage` a whole number of 0 or more (or absent): a negative one would let a run's token
     budget (lesson 10) count a call as costing nothing, or less."""
     for key in USAGE_COUNTS:
-        count = _expect(usage.get(key), f"usage.{key}", int)
+        count = checked_field(usage.get(key), f"usage.{key}", int)
         if count is not None and count < 0:
-            raise _WrongShape(f"the reply's usage.{key} is {count}, where a count of tokens is 0 or more")
+            raise WrongShape(f"the reply's usage.{key} is {count}, where a count of tokens is 0 or more")
 
 
 _EXPECTED = {dict: "an object", list: "a list", str: "a string", int: "a whole number"}
 
 
-def _expect(value: Any, where: str, *kinds: type, required: bool = False) -> Any:
-    """`value` if it is one of `kinds` (null allowed unless `required`); _WrongShape naming `where` if not."""
+def checked_field(value: Any, where: str, *kinds: type, required: bool = False) -> Any:
+    """`value` if it is one of `kinds` (null allowed unless `required`); WrongShape naming `where` if not."""
     if value is None and not required:
         return None
     if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds):
         return value
     expected = " or ".join(_EXPECTED[kind] for kind in kinds) + ("" if required else " or null")
     if where == "the reply":
-        raise _WrongShape(f"the reply is {_json_type(value)}, where a Chat Completions reply is an object")
+        raise WrongShape(f"the reply is {_json_type(value)}, where a Chat Completions reply is an object")
     found = "missing (or null)" if value is None else _json_type(value)
-    raise _WrongShape(f"the reply's {where} is {found}, where a Chat Completions reply has {expected}")
+    raise WrongShape(f"the reply's {where} is {found}, where a Chat Completions reply has {expected}")
 
 
 def _json_type(value: Any) -> str:
@@ -182,13 +182,13 @@ def _json_type(value: Any) -> str:
     return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
-def _server_message(text: str) -> str:
+def server_message(text: str) -> str:
     """The human part of an error body: OpenAI's {"error": {"message": ...}} or a clipped raw body."""
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
-        return _describe_body(text)
-    return _message_of(data) or _clip(text)
+        return describe_body(text)
+    return _message_of(data) or clipped(text)
 
 
 def _message_of(data: Any) -> str | None:
@@ -220,13 +220,15 @@ def provider_error(data: Any) -> tuple[int | None, str] | None:
     return status, _message_of(data) or "(an error without a message)"
 
 
-def _describe_body(text: str) -> str:
+def describe_body(text: str) -> str:
+    """A body that is not the JSON expected, in a few words for an error message: an HTML page, empty, or its start."""
     if "<html" in text[:500].lower() or "<!doctype" in text[:500].lower():
         return "an HTML page, as a proxy or a web server's error page sends"
-    return f"body starts {_clip(text)!r}" if text.strip() else "an empty body"
+    return f"body starts {clipped(text)!r}" if text.strip() else "an empty body"
 
 
-def _clip(text: str, limit: int = 300) -> str:
+def clipped(text: str, limit: int = 300) -> str:
+    """`text` stripped, and cut to `limit` characters with "..." when longer: a server's words quoted in an error."""
     text = text.strip()
     return text if len(text) <= limit else text[:limit] + "..."
 
@@ -251,7 +253,9 @@ _REASONS = {
 _CERTIFICATE_REFUSED = re.compile(r"certificate verify failed: (.+?)\.? \(_ssl\.c:\d+\)")
 
 
-def _short_reason(exc: Exception) -> str:
+def short_reason(exc: Exception) -> str:
+    """Why a connection failed, in the few words of `_REASONS` (or why a certificate was refused), else the
+    exception's class name: requests' own messages run to several nested reprs."""
     reason = str(exc)
     if refused := _CERTIFICATE_REFUSED.search(reason):
         return f"{UNTRUSTED_CERTIFICATE}: {refused.group(1)}"

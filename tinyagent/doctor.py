@@ -41,7 +41,7 @@ from urllib.parse import urljoin
 import requests
 
 from tinyagent.api_url import is_loopback, models_url, shown_url, url_host
-from tinyagent.chat_result import CHECK_THE_URL, UNTRUSTED_CERTIFICATE, _short_reason
+from tinyagent.chat_result import CHECK_THE_URL, UNTRUSTED_CERTIFICATE, short_reason
 from tinyagent.errors import (
     AuthenticationError,
     BadRequestError,
@@ -263,13 +263,13 @@ def _unfinished(exc: LlmError, timeout: float) -> str:
 
 
 def _reason(exc: Exception) -> str:
-    """Why GET /models got no answer, in the client's words (`_short_reason`: a certificate not trusted, a refused
+    """Why GET /models got no answer, in the client's words (`short_reason`: a certificate not trusted, a refused
     connection), or "timed out"."""
     if not isinstance(exc, requests.RequestException) and isinstance(exc, OSError):  # no request started: a TLS bundle
         return unsent_reason(exc)
     if isinstance(exc, requests.Timeout):
         return "timed out"
-    return _short_reason(exc)
+    return short_reason(exc)
 
 
 def _model_listed(settings: Settings, listing: tuple[int, bytes, str]) -> tuple[str, str, str]:

@@ -6,7 +6,7 @@
 
 What a real server can do wrong is turned into one error family (`errors.py`) whose messages say
 what to do: a reply whose JSON does not have the shape above is a `BadResponseError` naming the field,
-checked in one place (`_reply_fields`). The key goes into the Authorization header and nowhere else:
+checked in one place (`reply_fields`). The key goes into the Authorization header and nowhere else:
 not into a message, a repr, a trace or a log.
 """
 
@@ -33,18 +33,18 @@ from tinyagent.chat_result import (
     MAX_REPLY_BYTES,
     UNTRUSTED_CERTIFICATE,
     ChatResult,
+    NoAnswer,
     NotJsonNumber,
-    _clip,
-    _describe_body,
-    _NoAnswer,
-    _reply_fields,
-    _server_message,
-    _short_reason,
-    _WrongShape,
+    WrongShape,
+    clipped,
     cut_at_stop,
+    describe_body,
     finite_float,
     no_json_constant,
     provider_error,
+    reply_fields,
+    server_message,
+    short_reason,
     stop_sequences,
 )
 from tinyagent.errors import (
@@ -140,7 +140,7 @@ def unsent_reason(exc: OSError) -> str:
 
 
 def unreached_advice(reason: str) -> str:
-    """What to do about a server that could not be reached for `reason` (`_short_reason`'s words): a certificate
+    """What to do about a server that could not be reached for `reason` (`short_reason`'s words): a certificate
     this machine does not trust is no fault of the URL."""
     if reason.startswith(UNTRUSTED_CERTIFICATE):
         return TRUST_ITS_AUTHORITY
@@ -403,7 +403,7 @@ class LlmClient:
                         f"{host} stopped sending before the reply was complete (no data for "
                         f"{self.read_timeout:g} s): try again or raise read_timeout"
                     ) from None
-                reason = _short_reason(exc)
+                reason = short_reason(exc)
                 if reason in ("connection reset", "remote end closed"):
                     if not last_try:
                         continue
@@ -413,7 +413,7 @@ class LlmClient:
                     ) from None
                 raise LlmConnectionError(f"could not reach {host} ({reason}): {unreached_advice(reason)}") from None
             except requests.exceptions.RequestException as exc:
-                raise LlmConnectionError(f"the request to {host} failed: {_short_reason(exc)}") from None
+                raise LlmConnectionError(f"the request to {host} failed: {short_reason(exc)}") from None
             except OSError as exc:  # before any byte is sent: the TLS certificates named by REQUESTS_CA_BUNDLE, say
                 raise LlmConnectionError(f"the request to {host} could not start: {unsent_reason(exc)}") from None
             self._refuse_redirect(response)
@@ -428,7 +428,7 @@ class LlmClient:
             response.close()
             where = redact(shown_url(urljoin(self.api_url, response.headers["Location"])), self._api_key)
             raise RedirectError(
-                f"{self.host} answered HTTP {status}, a redirect to {_clip(where, 200)}: set TINYAGENT_API_URL "
+                f"{self.host} answered HTTP {status}, a redirect to {clipped(where, 200)}: set TINYAGENT_API_URL "
                 "to that URL if you trust it (tinyagent does not follow redirects)", status,
             )
 
@@ -478,7 +478,7 @@ class LlmClient:
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise LlmConnectionError(
                 f"the connection to {host} broke after {received} bytes of the "
-                f"reply ({_short_reason(exc)}): the server or a proxy dropped it; try again"
+                f"reply ({short_reason(exc)}): the server or a proxy dropped it; try again"
             ) from None
         finally:
             response.close()
@@ -500,26 +500,26 @@ class LlmClient:
             data = redact_json(data, self._api_key)  # a server may echo the key into any field: model, raw, text
             if error := provider_error(data):
                 raise self._provider_error(status, *error, retry_after)
-            content, tool_calls, finish_reason, usage, model = _reply_fields(data)
+            content, tool_calls, finish_reason, usage, model = reply_fields(data)
             self.note_server(data)
         except RecursionError:
             raise BadResponseError(
                 f"the reply is nested too deeply to be a Chat Completions reply: {CHECK_THE_URL}", status
             ) from None
-        except _NoAnswer as exc:  # the reply's shape is right: nothing to do with the URL
-            raise BadResponseError(f"{exc}. The reply: {redact(_clip(text), self._api_key)}", status) from None
-        except _WrongShape as exc:
+        except NoAnswer as exc:  # the reply's shape is right: nothing to do with the URL
+            raise BadResponseError(f"{exc}. The reply: {redact(clipped(text), self._api_key)}", status) from None
+        except WrongShape as exc:
             raise BadResponseError(
-                f"{exc}: {CHECK_THE_URL}. The reply: {redact(_clip(text), self._api_key)}", status
+                f"{exc}: {CHECK_THE_URL}. The reply: {redact(clipped(text), self._api_key)}", status
             ) from None
         except NotJsonNumber as exc:
             raise BadResponseError(
                 f"the server answered HTTP {status} with {exc.constant} in its JSON, which "
                 "JSON does not allow (a number is finite): the server's reply is not standard JSON. The reply: "
-                f"{redact(_clip(text), self._api_key)}", status,
+                f"{redact(clipped(text), self._api_key)}", status,
             ) from None
         except ValueError:
-            body = redact(_describe_body(text), self._api_key)
+            body = redact(describe_body(text), self._api_key)
             raise BadResponseError(
                 f"the server answered HTTP {status} but not with JSON ({body}): {CHECK_THE_URL}", status
             ) from None
@@ -558,7 +558,7 @@ class LlmClient:
         asks to wait longer than `max_retry_wait`."""
         kind = error_class(status)
         asked = retry_after_seconds(retry_after)
-        server_says = redact(_server_message(text), self._api_key)
+        server_says = redact(server_message(text), self._api_key)
         tried = self._not_tried_again(asked) if self._asked_too_long(asked) else f"after {self.max_retries + 1} attempts"
         if kind is AuthenticationError:
             said = (f"the server refused the API key (HTTP {status}): check TINYAGENT_API_KEY in your .env, "

@@ -54,17 +54,17 @@ from tinyagent.chat_result import (
     MAX_REPLY_BYTES,
     ChatResult,
     NotJsonNumber,
-    _check_counts,
-    _clip,
-    _expect,
-    _server_message,
-    _short_reason,
-    _text_of_parts,
-    _WrongShape,
+    WrongShape,
+    check_usage_counts,
+    checked_field,
+    clipped,
     cut_at_stop,
     finite_float,
     no_json_constant,
     provider_error,
+    server_message,
+    short_reason,
+    text_of_parts,
 )
 from tinyagent.errors import (
     MIN_SECRET_CHARS,
@@ -490,7 +490,7 @@ class ReplyStream:
         except (urllib3.exceptions.HTTPError, requests.exceptions.RequestException, OSError) as exc:
             raise LlmConnectionError(
                 f"the stream from {self._host} broke after {self._chars} characters of the reply "
-                f"({_short_reason(exc)}): the server or a proxy dropped it; try again"
+                f"({short_reason(exc)}): the server or a proxy dropped it; try again"
             ) from None
 
     def _take(self, event: SseEvent) -> str:
@@ -508,13 +508,13 @@ class ReplyStream:
         except NotJsonNumber as exc:
             raise BadResponseError(
                 f"a chunk of the stream from {self._host} holds {exc.constant}, which JSON "
-                f"does not allow (a number is finite): data: {redact(_clip(event.data, 120), key)!r}",
+                f"does not allow (a number is finite): data: {redact(clipped(event.data, 120), key)!r}",
                 self._response.status_code,
             ) from None
         except ValueError:
             raise BadResponseError(
                 f"a line of the stream from {self._host} is not JSON, so not a Chat Completions chunk: "
-                f"data: {redact(_clip(event.data, 120), key)!r}", self._response.status_code,
+                f"data: {redact(clipped(event.data, 120), key)!r}", self._response.status_code,
             ) from None
         if isinstance(chunk, dict) and chunk.get("error"):  # some servers send "error": null in every chunk
             raise self._server_error(event.data)
@@ -527,10 +527,10 @@ class ReplyStream:
                 f"a line of the stream from {self._host} is nested too deeply to be a Chat Completions chunk",
                 self._response.status_code,
             ) from None
-        except _WrongShape as exc:
+        except WrongShape as exc:
             raise BadResponseError(
                 f"a chunk of the stream from {self._host} is not a Chat Completions chunk: {exc}. The chunk: "
-                f"{redact(_clip(event.data, 200), key)}", self._response.status_code,
+                f"{redact(clipped(event.data, 200), key)}", self._response.status_code,
             ) from None
 
     def _pair_across_chunks(self, chunk: Any) -> Any:
@@ -558,28 +558,28 @@ class ReplyStream:
             self._content.append(text)
             self._chars += len(text)
             return text
-        chunk = _expect(chunk, "chunk", dict, required=True)
+        chunk = checked_field(chunk, "chunk", dict, required=True)
         self._chunks.append(chunk)
         if "timings" in chunk:  # llama.cpp's last chunk: its server, recognised (LlmClient's doc)
             self._client.note_server(chunk)
-        self._model = self._model or _expect(chunk.get("model"), "model", str)
-        usage = _expect(chunk.get("usage"), "usage", dict)
+        self._model = self._model or checked_field(chunk.get("model"), "model", str)
+        usage = checked_field(chunk.get("usage"), "usage", dict)
         if usage:
-            _check_counts(usage)
+            check_usage_counts(usage)
             self._usage = dict(usage)  # the last chunk that carries it (the final one, as asked)
-        choices = _expect(chunk.get("choices"), "choices", list) or []  # [] in the usage chunk
+        choices = checked_field(chunk.get("choices"), "choices", list) or []  # [] in the usage chunk
         if not choices:
             return ""
-        choice = _expect(choices[0], "choices[0]", dict, required=True)
-        self._finish_reason = _expect(choice.get("finish_reason"), "choices[0].finish_reason", str) or (
+        choice = checked_field(choices[0], "choices[0]", dict, required=True)
+        self._finish_reason = checked_field(choice.get("finish_reason"), "choices[0].finish_reason", str) or (
             self._finish_reason
         )
-        delta = _expect(choice.get("delta"), "choices[0].delta", dict) or {}
-        for i, call in enumerate(_expect(delta.get("tool_calls"), "choices[0].delta.tool_calls", list) or []):
-            self._add_tool_call_piece(_expect(call, f"choices[0].delta.tool_calls[{i}]", dict, required=True))
-        content = _expect(delta.get("content"), "choices[0].delta.content", str, list)
+        delta = checked_field(choice.get("delta"), "choices[0].delta", dict) or {}
+        for i, call in enumerate(checked_field(delta.get("tool_calls"), "choices[0].delta.tool_calls", list) or []):
+            self._add_tool_call_piece(checked_field(call, f"choices[0].delta.tool_calls[{i}]", dict, required=True))
+        content = checked_field(delta.get("content"), "choices[0].delta.content", str, list)
         # Content in parts, as chat() reads it too: Mistral's reasoning models stream a thinking part and text parts.
-        text = _text_of_parts(content, "choices[0].delta.content") if isinstance(content, list) else content or ""
+        text = text_of_parts(content, "choices[0].delta.content") if isinstance(content, list) else content or ""
         self._content.append(text)
         self._chars += len(text)
         return text
@@ -587,15 +587,15 @@ class ReplyStream:
     def _add_tool_call_piece(self, piece: dict) -> None:
         """Tool calls arrive in pieces too: the id and name first, then the arguments a few tokens at a
         time, each piece naming its call by `index`."""
-        index = _expect(piece.get("index"), "tool_calls[].index", int)
+        index = checked_field(piece.get("index"), "tool_calls[].index", int)
         index = len(self._calls) if index is None else index
         # The name's and the arguments' pieces are kept in lists and joined once (_result): added to a string in a
         # dict one by one, 8 MB of arguments in 80-character pieces took 7.3 s, the square of their size.
         call = self._calls.setdefault(index, {"id": "", "type": "function", "function": {"name": [], "arguments": []}})
-        call["id"] = _expect(piece.get("id"), "tool_calls[].id", str) or call["id"]
-        function = _expect(piece.get("function"), "tool_calls[].function", dict) or {}
-        call["function"]["name"].append(_expect(function.get("name"), "tool_calls[].function.name", str) or "")
-        call["function"]["arguments"].append(_expect(function.get("arguments"), "tool_calls[].function.arguments",
+        call["id"] = checked_field(piece.get("id"), "tool_calls[].id", str) or call["id"]
+        function = checked_field(piece.get("function"), "tool_calls[].function", dict) or {}
+        call["function"]["name"].append(checked_field(function.get("name"), "tool_calls[].function.name", str) or "")
+        call["function"]["arguments"].append(checked_field(function.get("arguments"), "tool_calls[].function.arguments",
                                                      str) or "")
 
     def _server_error(self, data: str) -> LlmError:
@@ -606,7 +606,7 @@ class ReplyStream:
         already (a notebook's print, StreamedSend's ReplyDelta events, a browser's page), and a second attempt would
         go on with another reply after them, so the text shown would no longer be the reply's. A provider that fails
         before it has written anything answers with an HTTP status instead (OpenRouter does), which `post` retries."""
-        message = redact(_server_message(data), self._client._api_key)
+        message = redact(server_message(data), self._client._api_key)
         try:
             code, _ = provider_error(json.loads(data)) or (None, "")
         except (ValueError, RecursionError):  # an `event: error` whose data is plain text
