@@ -243,9 +243,9 @@ class LlmClient:
         self.llama_cpp: bool | None = None  # llama.cpp's server (appendix A1)? None: no reply read yet (class doc)
         self._session = session or requests.Session()
         if session is None and is_loopback(self.api_url):
-            # Proxies and .netrc never apply to this machine's own servers, and looking them up reads
-            # the whole environment on every request: a third of the client's time on loopback. The
-            # certificate authority a learner names is still trusted (a TLS server on this machine).
+            # Proxies and .netrc are for other machines: read from the environment, a learner's HTTP_PROXY
+            # (with no NO_PROXY naming this machine) would send the classroom model's requests to the proxy.
+            # The certificate authority a learner names is still trusted (a TLS server on this machine).
             self._session.trust_env = False
             self._session.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
         self._sleep = sleep
