@@ -29,6 +29,7 @@ from typing import Any
 from tinyagent.chat_result import finite_float, no_json_constant
 from tinyagent.protocols.tool_rendering import FREE_TEXT_PARAMETERS, input_from_arguments
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+from tinyagent.toolkit.schema import example_arguments
 from tinyagent.tools import Action, RepeatedKey, keys_once
 
 NOT_AN_OBJECT = "arguments are not a JSON object"
@@ -69,8 +70,6 @@ class NativeCall:
         tool = tools.get(self.name)
         if self.problem is None or tool is None:
             return None
-        from tinyagent.toolkit.schema import example_arguments
-
         schema = tool.parameters if tool.parameters is not None else FREE_TEXT_PARAMETERS
         message = (f"the arguments of {self.name} could not be read ({self.problem}); nothing ran. "
                    "Call it again with the arguments as one JSON object that fits its parameters")

@@ -31,6 +31,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from tinyagent.toolkit.schema import example_arguments
 from tinyagent.tools import Tool
 
 # The schema of a tool that reads one free text (the shop's hand-written tools before lesson 07, a
@@ -97,8 +98,6 @@ def input_hint(parameters: Mapping[str, Any] | None, lang: str | None = None) ->
     "" for None (the tool's description says what its free-text input is)."""
     if parameters is None:
         return ""
-    from tinyagent.toolkit.schema import example_arguments
-
     words = _WORDS.get(lang or "en", _WORDS["en"])
     properties: Mapping[str, Any] = parameters.get("properties") or {}
     if not properties:

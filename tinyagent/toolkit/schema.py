@@ -49,6 +49,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
+from tinyagent.toolkit.validation import problems_in
+
 _SCALARS: tuple[tuple[type, str], ...] = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
 # What becomes a JSON array: lists, tuples of one type (tuple[X, ...]), sets (unique items), any Sequence.
 _ARRAYS = (list, tuple, set, frozenset, Sequence)
@@ -409,8 +411,6 @@ def to_python(value: Any, hint: Any) -> Any:
         return None
     if origin in (Union, types.UnionType):
         # The first branch the value fits, checked the way the validator checks it.
-        from tinyagent.toolkit.validation import problems_in
-
         for arg in args:
             if arg is not type(None) and not problems_in(value, schema_for(arg)):
                 return to_python(value, arg)
