@@ -80,9 +80,8 @@ ANCHOR = {
 def tool_parameters(tool: Tool) -> dict:
     """The JSON Schema of a tool's input: its own `parameters` (lesson 07) when it declares one, else one
     required string field `input`, which the tool's description explains."""
-    declared = getattr(tool, "parameters", None)
-    if declared is not None:
-        return _plain(declared)
+    if tool.parameters is not None:
+        return _plain(tool.parameters)
     return {"type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"]}
 
 
@@ -143,13 +142,14 @@ def build_prompt(
     check_language(lang)
     if not isinstance(tools, ToolRegistry):
         raise TypeError(f"build_prompt needs a ToolRegistry, got {type(tools).__name__}")
-    base = build_system_prompt(tool_list(tools, tool_list_format, lang), lang, role)
-    extra = [
-        *([example_block(lang)] if example else []),
-        *([NEGATIVE_RULES[lang]] if rules else []),
-        *([ANCHOR[lang]] if anchor else []),
-    ]
-    return "\n".join([base, *extra])
+    blocks = [build_system_prompt(tool_list(tools, tool_list_format, lang), lang, role)]
+    if example:
+        blocks.append(example_block(lang))
+    if rules:
+        blocks.append(NEGATIVE_RULES[lang])
+    if anchor:
+        blocks.append(ANCHOR[lang])
+    return "\n".join(blocks)
 
 
 # --- named variants ----------------------------------------------------------------------------------
