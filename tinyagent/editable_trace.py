@@ -141,8 +141,7 @@ def _check_text_round(trace: Trace, step: int) -> None:
     # A round whose reply asked for its tools in the API's own tool_calls field (lesson 09) is followed by a request
     # whose last assistant message is that reply, tool_calls and all; a text round's reply is text there. The last
     # round has no request after it: its Parsed events say it, read by lesson 09's NativeRead ("tool_call ...").
-    native = [call.step - 1 for call in trace.of_type(LlmCall)
-              if next((m for m in reversed(call.messages) if m.get("role") == "assistant"), {}).get("tool_calls")]
+    native = [call.step - 1 for call in trace.of_type(LlmCall) if _last_reply_called_natively(call)]
     native += [read.step for read in trace.of_type(Parsed) if read.rule.startswith("tool_call")]
     if step in native:
         raise EditError(f"round {step} called its tools natively (lesson 09's function calling): the model asked "
@@ -152,6 +151,12 @@ def _check_text_round(trace: Trace, step: int) -> None:
         raise EditError(f"this run called its tools natively (lesson 09's function calling, rounds "
                         f"{', '.join(map(str, sorted(set(native))))}): its agent reads no Action lines, so a reply a "
                         f"person wrote for round {step} would reach the customer as the answer")
+
+
+def _last_reply_called_natively(call: LlmCall) -> bool:
+    """Whether the last assistant message of the request `call` sent holds the API's tool_calls."""
+    last_reply = next((m for m in reversed(call.messages) if m.get("role") == "assistant"), {})
+    return bool(last_reply.get("tool_calls"))
 
 
 def check_edit(trace: Trace, step: int, *, reply: str | None = None, retry: bool = False,
@@ -241,4 +246,5 @@ def retry_tool(agent: ReActAgent, trace: Trace, step: int, tool_input: str | Non
 
 def replies(trace: Trace) -> dict[int, str]:
     """Each round's reply text, by round: what an edit starts from."""
+    # Read from the end, so that a round's first reply is the one kept, as `_round_call` takes it.
     return {e.step: e.text for e in reversed(trace.events) if isinstance(e, LlmCall)}
