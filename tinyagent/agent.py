@@ -119,7 +119,7 @@ class ReActAgent:
         max_observation_chars: int | None = MAX_OBSERVATION_CHARS,
         parts: Iterable[Any] = (),
     ):
-        if tools is None or not isinstance(tools, ToolRegistry):
+        if not isinstance(tools, ToolRegistry):
             raise TypeError(f"{type(self).__name__} needs tools=ToolRegistry(...) with the tools the model may call")
         check_whole("max_steps", max_steps)
         if max_observation_chars is not None:
