@@ -304,9 +304,11 @@ class LoopParts:
     def __post_init__(self) -> None:
         for name, needs in _NEEDS.items():
             part = getattr(self, name)
-            missing = [m for m in needs if not callable(part if m == "__call__" else getattr(part, m, None))]
+            # "__call__" asks that the part itself be callable; any other need is a method of that name.
+            missing = [signature for method, signature in needs.items()
+                       if not callable(part if method == "__call__" else getattr(part, method, None))]
             if missing:
-                raise TypeError(f"the {name} part {part!r} needs {' and '.join(_SIGNATURES[name][m] for m in missing)}")
+                raise TypeError(f"the {name} part {part!r} needs {' and '.join(missing)}")
 
     def fresh(self) -> LoopParts:
         """The same parts for a new run: each that remembers something, with nothing remembered."""
@@ -344,14 +346,8 @@ class LoopParts:
         return LoopParts(**slots)
 
 
+# What the loop calls on each slot's part, and how: the slots in the order LoopParts takes them.
 _NEEDS = {
-    "request": ("build",),
-    "send": ("__call__",),
-    "read": ("__call__", "parse"),
-    "act": ("__call__", "perform"),
-    "stop_rules": ("before_call", "after_reply", "run_tool", "end"),
-}
-_SIGNATURES = {
     "request": {"build": "build(run, closing=False) -> (messages, options)"},
     "send": {"__call__": "to be called as send(run, step, messages, **options)"},
     "read": {"__call__": "to be called as read(run, step, reply)", "parse": "parse(text, finish_reason, tools)"},
