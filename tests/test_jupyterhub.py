@@ -368,6 +368,35 @@ def test_each_learners_server_speaks_tls_on_an_address_of_its_own_with_a_key_onl
     assert (state.st_uid, stat.S_IMODE(state.st_mode)) == (0, 0o700)
 
 
+def test_a_learner_who_opened_the_hub_by_a_name_reaches_her_server_her_kernel_and_the_model(hub):
+    # A browser at http://localhost:8000, at the machine's name, or behind a web server in front that passes the
+    # public name on sends that name in Host. Node's HTTPS client checked each target's certificate against it, and
+    # no certificate of the room names one (each names its server's address alone): every request past the hub's
+    # own pages was a 503. The proxy now checks each certificate against the address it connects to.
+    import requests
+    import websocket
+
+    ada = {"Authorization": f"token {hub.tokens['ada']}"}
+    for name in (f"localhost:{hub.port}", "hub.school.example"):
+        own = requests.get(f"{hub.url}/user/ada/api/contents/notebooks", timeout=60,
+                           headers={**ada, "Host": name})
+        assert own.status_code == 200 and "00_welcome.ipynb" in {item["name"] for item in own.json()["content"]}, \
+            (name, own.status_code, own.text[:200])
+        model = requests.get(f"{hub.url}/services/classroom/v1/models", timeout=60, headers={**ada, "Host": name})
+        assert model.status_code == 200 and model.json()["data"], (name, model.status_code, model.text[:200])
+    kernel = Kernel(hub, "ada")  # her kernel's websocket, as her browser at http://localhost opens it
+    try:
+        url = f"ws://127.0.0.1:{hub.port}/user/ada/api/kernels/{kernel.id}/channels?session_id=x"
+        ws = websocket.create_connection(url, header=ada, host=f"localhost:{hub.port}",
+                                         origin=f"http://localhost:{hub.port}", timeout=60)
+        ws.close()
+    finally:
+        kernel.close()
+    # bob's token still opens none of it, whatever the name
+    bob = {"Authorization": f"token {hub.tokens['bob']}", "Host": f"localhost:{hub.port}"}
+    assert requests.get(f"{hub.url}/user/ada/api/contents/notebooks", headers=bob, timeout=60).status_code == 403
+
+
 def test_an_impostor_on_a_learners_port_gets_none_of_her_requests_and_her_own_server_works(hub):
     # A learner's server that stops (killed here) frees its port while the proxy still routes her requests there:
     # the hub notices at its next poll, up to 30 s later. bob's code binds her address and port at once, with his
@@ -397,14 +426,16 @@ def test_an_impostor_on_a_learners_port_gets_none_of_her_requests_and_her_own_se
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert impostor.stdout.readline() == "listening\n"
-        answer = requests.get(f"{hub.url}/user/dan/api/contents/notebooks", headers=dans, timeout=60,
-                              allow_redirects=False)
+        # as his browser sends it at the hub's address, and at a name (the proxy checks the address all the same)
+        answers = [requests.get(f"{hub.url}/user/dan/api/contents/notebooks", headers={**dans, **host}, timeout=60,
+                                allow_redirects=False) for host in ({}, {"Host": f"localhost:{hub.port}"})]
     finally:
         impostor.kill()
         said = impostor.communicate(timeout=30)[0].splitlines()
-    assert "connection" in said, said  # the proxy did go to dan's address and port ...
+    assert said.count("connection") >= 2, said  # the proxy did go to dan's address and port ...
     assert not any(line.startswith("request") for line in said), said  # ... and sent nothing past TLS
-    assert answer.status_code >= 500 and "impostor" not in answer.text, (answer.status_code, answer.text[:200])
+    for answer in answers:
+        assert answer.status_code >= 500 and "impostor" not in answer.text, (answer.status_code, answer.text[:200])
 
     hub.api("DELETE", "/users/dan/server")  # the hub finds his server gone, and takes its route away
     hub.start_servers(["dan"])
@@ -491,6 +522,11 @@ def test_the_one_account_trial_says_what_it_gives_away_and_does_it():
         told = urlparse(server.environ()["JUPYTERHUB_SERVICE_URL"])
         assert (told.scheme, told.port) == ("https", port) and told.hostname.startswith("127.1."), told
         assert not any(e.pw_name == trial.account("solo") for e in pwd.getpwall())
+        # Its proxy, the hub's own, checks each server's certificate against its address too, not against Host.
+        at_localhost = trial.session.get(f"{trial.url}/user/solo/api/status", timeout=60,
+                                         headers={"Authorization": f"token {trial.tokens['solo']}",
+                                                  "Host": f"localhost:{trial.port}"})
+        assert at_localhost.status_code == 200, (at_localhost.status_code, at_localhost.text[:200])
 
 
 # -- a learner in the browser ------------------------------------------------------------------------------

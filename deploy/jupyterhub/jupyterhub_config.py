@@ -102,12 +102,18 @@ c.ConfigurableHTTPProxy.pid_file = str(STATE / "proxy.pid")
 # learners' runtime's (`make hub-setup`), which every account can run. On one account, it is the hub's.
 PROXY_ACCOUNT = service_account_name(PREFIX, "proxy")
 PROXY_PROGRAM = (VENV_BIN if ONE_ACCOUNT else RUNTIME / "bin") / "configurable-http-proxy"
+# Node.js runs it with proxy_target_names.js loaded first: Node checks a TLS target's certificate against the name in
+# the browser's Host header, which no certificate of the room holds, so a hub opened as http://localhost:8000, by the
+# machine's name or behind a web server in front answered 503 past its own pages; now against the target's address.
+PROXY_TARGET_NAMES = HERE / "proxy_target_names.js"
+NODE = Path(shutil.which("node") or "node")
+PROXY_COMMAND = [str(NODE), "--require", str(PROXY_TARGET_NAMES), str(PROXY_PROGRAM)]
 if ONE_ACCOUNT:
     if PROXY_PROGRAM.exists():  # installed into the venv by `make hub-setup`
-        c.ConfigurableHTTPProxy.command = [str(PROXY_PROGRAM)]
+        c.ConfigurableHTTPProxy.command = PROXY_COMMAND
 else:
     c.ConfigurableHTTPProxy.command = [sys.executable, str(HERE / "proxy_account.py"), PROXY_ACCOUNT,
-                                       str(HOMES / PROXY_ACCOUNT), str(PROXY_PROGRAM)]
+                                       str(HOMES / PROXY_ACCOUNT), *PROXY_COMMAND]
 
 
 # -- 2. sign-in --------------------------------------------------------------------------------------
@@ -268,7 +274,7 @@ else:
                                LAB_SETTINGS / "overrides.json", LEARNER_SERVER])
     if problem:
         sys.exit(f"error: the learners' accounts cannot use the course: {problem}")
-    problem = runtime_problem([PROXY_PROGRAM, Path(shutil.which("node") or "node")])
+    problem = runtime_problem([PROXY_PROGRAM, NODE, PROXY_TARGET_NAMES])
     if problem:
         sys.exit(f"error: the proxy's account cannot run the proxy: {problem}")
     try:

@@ -9,8 +9,9 @@ the proxy's arguments. Run by root, it
 
 1. copies every key and certificate those arguments name (the hub keeps them in its state folder, root's only)
    into FOLDER, written by ACCOUNT itself (learner_accounts.write_private_copies), and points the arguments there;
-2. gives up root for ACCOUNT (no other groups) and replaces itself with PROGRAM: the same process, so the hub's
-   record of it (its pid, its signals) stays right. Its environment is the proxy's token, PATH and LANG, nothing
+2. gives up root for ACCOUNT (no other groups) and replaces itself with PROGRAM (Node.js, with the proxy's script
+   among the arguments: jupyterhub_config.py): the same process, so the hub's record of it (its pid, its signals)
+   stays right. Its environment is the proxy's token, PATH and LANG, nothing
    else of the hub's.
 
 Something wrong (no such account, a file it cannot copy) is one line on stderr and exit 2: the hub then says its
