@@ -97,6 +97,27 @@ def test_the_classroom_service_refuses_a_request_without_a_valid_token(hub):
     assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"]
 
 
+def test_a_request_too_large_for_the_classroom_model_gets_its_413_through_the_proxy_not_a_503(hub):
+    # The model refused such a body from its headers and closed the connection without reading it; the proxy, still
+    # sending the body, met a reset and answered the hub's own 503 page instead, which LlmClient took for a busy
+    # server and sent the whole body again, three times over.
+    import requests
+
+    from tinyagent.classroom.server import MAX_BODY_BYTES
+
+    chat = f"{hub.url}/services/classroom/v1/chat/completions"
+    ada = {"Authorization": f"Bearer {hub.tokens['ada']}", "Content-Type": "application/json"}
+    for extra in (1_000_000, 3 * MAX_BODY_BYTES):
+        body = b'{"model": "classroom", "messages": [{"role": "user", "content": "' + b"x" * (MAX_BODY_BYTES + extra)
+        answer = requests.post(chat, data=body + b'"}]}', headers=ada, timeout=120)
+        assert answer.status_code == 413 and answer.json()["error"]["code"] == "request_too_large", \
+            (extra, answer.status_code, answer.text[:200])
+    # and the model serves the next request as before
+    ok = requests.post(chat, headers=ada, timeout=60,
+                       json={"model": "classroom", "messages": [{"role": "user", "content": "hi"}]})
+    assert ok.status_code == 200, ok.text
+
+
 def classroom_model_process(hub):
     import psutil
 

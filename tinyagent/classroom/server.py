@@ -929,20 +929,23 @@ class _Handler(HeadCheckingHandler):
     def _read_past_refused_body(self) -> None:
         """The body of a request refused before it was read, read and dropped as it comes: closing the connection
         with it unread would reset it, and a client that sends its body after its head (urllib3 does) would read
-        "Connection reset by peer" in place of the refusal. One too large (413) or of no clear length is not read."""
+        "Connection reset by peer" in place of the refusal. One too large (413) or of no clear length is not read as
+        a body: what comes is dropped for REFUSAL_SECONDS at most after the answer (_let_the_client_finish)."""
         if self._body_read:
             return
         try:
             size = self._body_size()
         except ApiError:
-            return
+            size = None
         with suppress(ApiError, *CLIENT_GONE):  # out of time, or gone: the connection closes anyway
             self.wfile.flush()  # the refusal goes out now, not once the body has come (or the read_timeout)
-            if self.continue_owed:
+            if self.continue_owed or size is None:
                 # The client waits for "100 Continue" before it sends its body, and was refused instead: no body is
                 # coming (RFC 9110 §10.1.1), and waiting for one held this thread until the read_timeout for a client
                 # that kept the connection open. Our side ends now; what is still on its way (a client may send the
                 # body without waiting) is read as for any refused connection, until the client closes.
+                # A body too large (or of no clear length), closed on unread, reset the connection while JupyterHub's
+                # proxy was still sending it: it then answered a 503 page of its own in place of the 413.
                 with suppress(OSError):
                     _let_the_client_finish(self.connection, time.monotonic() + REFUSAL_SECONDS)
                 return
