@@ -131,7 +131,9 @@ def _password(name: str, length: int) -> str:
 # learners, start and stop their servers). Anyone who has the class password can sign in as any
 # learner (and so open that learner's files), so use it with a class you trust, on loopback or a
 # classroom network; each learner's own account (section 4) keeps them out of the others' files and
-# the hub's state only as long as nobody signs in under another's name.
+# the hub's state only as long as nobody signs in under another's name. Whatever the sign-in, a learner's
+# code can listen on another port of this machine, and a browser sends the hub's cookies to every port of
+# its address: a learner who opens a classmate's page there hands him her session (README, section 2).
 #
 # Sign-in, the teacher's choice: set c.JupyterHub.authenticator_class to
 #   "native"    learners sign up with their own password, the teacher approves them
