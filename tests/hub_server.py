@@ -58,6 +58,16 @@ VENV_BIN = Path(sys.executable).parent
 PROXY = VENV_BIN / "configurable-http-proxy"
 RUNTIME = Path(os.environ.get("TINYAGENT_HUB_RUNTIME") or ROOT / ".venv-learners")
 
+# What the learners' runtime is made from (the Makefile's LEARNER_PYTHON), which any account may run; and a process
+# that holds a port on 127.0.0.1 (its argument) until killed, saying "listening" once it does.
+LEARNER_PYTHON = "/usr/bin/python3"
+HOLD_PORT = """\
+import socket, sys, time
+listener = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+print("listening", flush=True)
+time.sleep(600)
+"""
+
 ADMIN_CONFIG = """\
 import os
 c = get_config()

@@ -89,3 +89,42 @@ def test_learners_real_model_takes_one_thread_each_unless_the_teacher_says(teach
                           check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1])["threads"] == learners_get
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a listener of another account needs root to start")
+def test_make_classroom_hub_refuses_a_page_port_another_account_holds_before_starting(tmp_path):
+    # The proxy would run on without its page's port, and the holder get what the learners send the hub: the hub
+    # refuses in its log, and `make classroom-hub` says so on the terminal, before it starts the hub.
+    import contextlib
+    import pwd
+
+    import psutil
+
+    from tests.hub_server import HOLD_PORT, LEARNER_PYTHON
+    from tinyagent.hosting.address import quiet_port_run
+
+    port = quiet_port_run()
+    nobody = pwd.getpwnam("nobody")
+    holder = subprocess.Popen(
+        [LEARNER_PYTHON, "-c", HOLD_PORT, str(port)],
+        user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[], cwd="/", stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "listening\n"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TINYAGENT_", "JUPYTER"))}
+        env.update(TINYAGENT_HUB_STATE=str(tmp_path / "state"), TINYAGENT_HUB_PORT=str(port),
+                   TINYAGENT_HUB_ONE_ACCOUNT="1")
+        done = subprocess.run([sys.executable, str(CONFIG.parent / "classroom_hub.py")], env=env, check=False,
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        holder.kill()
+        holder.wait()
+        for process in psutil.process_iter():  # a hub it started all the same (it runs in the state folder)
+            with contextlib.suppress(psutil.Error):
+                if process.cwd().startswith(str(tmp_path)):
+                    process.kill()
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: port {port} of 127.0.0.1, the hub's page, is held by the account nobody, not by "
+                           "the hub's proxy: it would get what the learners' browsers and kernels send the hub, their "
+                           f"tokens with them; stop its process (ss -ltnp 'sport = :{port}' shows it) and start the "
+                           "hub again\n")
+    assert not (tmp_path / "state" / "jupyterhub.log").exists()

@@ -29,7 +29,16 @@ from urllib.parse import urlparse
 import pytest
 
 from tests.browser.lab import Browser, Notebook, browser_missing
-from tests.hub_server import ROOT, ClassroomHub, Kernel, NotebookRun, hub_missing, run_notebook
+from tests.hub_server import (
+    HOLD_PORT,
+    LEARNER_PYTHON,
+    ROOT,
+    ClassroomHub,
+    Kernel,
+    NotebookRun,
+    hub_missing,
+    run_notebook,
+)
 from tinyagent.hosting.address import QUIET_PORTS_FROM, ephemeral_start
 
 MISSING = hub_missing()
@@ -521,6 +530,31 @@ def test_a_learners_runtime_other_accounts_cannot_use_stops_the_hub_with_one_lin
     assert lines == [(f"error: the learners' accounts cannot use the course: other accounts cannot reach "
                       f"{hidden / 'bin' / 'python'}: {private} is mode 0700; put the course where every account "
                       "can read it (for example under /opt or /srv), or set TINYAGENT_HUB_ONE_ACCOUNT=1")], lines
+
+
+def test_a_page_port_another_account_holds_stops_the_hub_with_one_line():
+    if MISSING:
+        pytest.fail(f"the JupyterHub tests need this in CI: {MISSING}", pytrace=False)
+    # A learner's process left running while the hub was down (her server stops with the hub; a process she started
+    # apart does not) binds the hub's page port. The proxy, started as before, could not bind it and went on without
+    # it, and the hub started all the same: every browser, every kernel's model request with its token, and the
+    # model's own token checks went to her process. The hub now refuses to start, and says who holds the port.
+    squatter = pwd.getpwnam("nobody")
+    hub = ClassroomHub(ready_timeout=60)
+    holder = subprocess.Popen(
+        [LEARNER_PYTHON, "-c", HOLD_PORT, str(hub.port)],
+        user=squatter.pw_uid, group=squatter.pw_gid, extra_groups=[], cwd="/", stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "listening\n"
+        with pytest.raises(RuntimeError) as stopped, hub:
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    lines = [line for line in str(stopped.value).splitlines() if line.startswith("error:")]
+    assert lines == [(f"error: port {hub.port} of 127.0.0.1, the hub's page, is held by the account nobody, not by "
+                      "the hub's proxy: it would get what the learners' browsers and kernels send the hub, their tokens "
+                      f"with them; stop its process (ss -ltnp 'sport = :{hub.port}' shows it) and start the hub again")], lines
 
 
 def test_the_one_account_trial_says_what_it_gives_away_and_does_it():

@@ -10,6 +10,7 @@ where a SIGINT would make it wait 30 s. The hub's own log goes to STATE/jupyterh
 from __future__ import annotations
 
 import os
+import pwd
 import subprocess
 import sys
 import threading
@@ -17,8 +18,9 @@ import time
 from pathlib import Path
 
 import requests
-from learner_accounts import runtime_problem  # beside this file
+from learner_accounts import runtime_problem, service_account_name  # beside this file
 from learner_names import LearnerListError, read_learners
+from proxy_account import page_port_problem
 
 from tinyagent.hosting.address import this_machine_address
 from tinyagent.hosting.signals import StopSignals
@@ -97,6 +99,14 @@ def main() -> int:
         if problem:
             print(f"error: the learners' accounts cannot use the course: {problem}", file=sys.stderr)
             return 2
+    try:  # the proxy's account, made by the hub at its first start (none yet: any holder is another account)
+        proxy_uid = os.geteuid() if ONE_ACCOUNT else pwd.getpwnam(service_account_name(PREFIX, "proxy")).pw_uid
+    except KeyError:
+        proxy_uid = -1
+    problem = page_port_problem(IP, PORT, proxy_uid)  # the hub checks it too, but says so only in its log
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     url = f"http://{'127.0.0.1' if IP in EVERY_NETWORK else IP}:{PORT}"  # where this script looks for the hub
     with StopSignals() as stop, open(STATE / "jupyterhub.log", "ab") as log:
         hub = subprocess.Popen(

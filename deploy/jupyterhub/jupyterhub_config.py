@@ -73,6 +73,7 @@ from learner_accounts import (
     service_account_name,
 )
 from learner_names import PATTERN, LearnerListError, is_learner_name, read_learners, typed_name
+from proxy_account import page_port_problem
 
 from tinyagent.hosting.lesson_copies import copy_new_lessons
 
@@ -255,6 +256,7 @@ if ONE_ACCOUNT:
     print(f"tinyagent hub: TINYAGENT_HUB_ONE_ACCOUNT=1, a trial on one account: every learner's server runs as "
           f"{pwd.getpwuid(os.geteuid()).pw_name}, so any learner can read every other learner's files and "
           f"the teacher's password in {STATE}. Never for a real class.", file=sys.stderr, flush=True)
+    PROXY_UID = os.geteuid()  # the proxy runs as the hub's account
     c.JupyterHub.spawner_class = OneAccountSpawner  # SimpleLocalProcessSpawner, a port of its own each
     c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "homes" / "{username}")
     c.Spawner.cmd = [sys.executable, str(LEARNER_SERVER)]  # the hub's own Python
@@ -287,6 +289,7 @@ else:
         service_account(PROXY_ACCOUNT, "tinyagent hub's proxy")  # section 1
     except RuntimeError as exc:
         sys.exit(f"error: the proxy's account: {exc}")
+    PROXY_UID = pwd.getpwnam(PROXY_ACCOUNT).pw_uid
     c.JupyterHub.spawner_class = LearnerAccountSpawner
     c.LearnerAccountSpawner.account_prefix = PREFIX
     c.LearnerAccountSpawner.homes = str(HOMES)
@@ -294,6 +297,12 @@ else:
     c.LearnerAccountSpawner.runtime_python = str(RUNTIME / "bin" / "python")
     c.Spawner.cmd = [str(RUNTIME / "bin" / "python"), str(LEARNER_SERVER)]
     c.Spawner.args = []
+# The page's port held by another account (a learner's process left running while the hub was down): the proxy
+# would run on without it and the hub start all the same, and that account get every browser's and kernel's requests
+# to the hub, their tokens with them. The hub stops instead, saying who holds it.
+problem = page_port_problem(IP, PORT, PROXY_UID)
+if problem:
+    sys.exit(f"error: {problem}")
 c.Spawner.args += [
     f"--LabApp.app_settings_dir={LAB_SETTINGS}",
     # Server extensions the course never uses, which every learner's server would load at each start:

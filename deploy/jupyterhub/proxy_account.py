@@ -20,8 +20,10 @@ proxy did not start.
 
 from __future__ import annotations
 
+import errno
 import os
 import pwd
+import socket
 import sys
 from pathlib import Path
 
@@ -45,6 +47,55 @@ def private_arguments(account: str, folder: Path, arguments: list[str]) -> list[
             pointed[at + 1] = str(folder / name)
     write_private_copies(account, folder, copies)
     return pointed
+
+
+def page_port_problem(ip: str, port: int, proxy_uid: int) -> str | None:
+    """Why the hub must not start with its page on `ip`:`port`, or None: the port is held by an account other than
+    the proxy's (`proxy_uid`).
+
+    The proxy that cannot bind its page's port says so once in the log and runs on without it, and the hub starts all
+    the same: whoever holds the port (a learner's process left running while the hub was down) gets what the
+    learners' browsers and kernels send the hub, their cookies and tokens with them, and the classroom model's token
+    checks. A port held by the proxy's own account is the hub's proxy from before, which JupyterHub stops and starts
+    again (its pid file)."""
+    with socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the proxy binds it: old connections pass
+        try:
+            probe.bind((ip, port))
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                return None  # the proxy says what else is wrong with the address
+        else:
+            return None
+    others = sorted(listening_uids(port) - {proxy_uid})
+    if not others:
+        return None
+    names = ", ".join(_account_name(uid) for uid in others)
+    return (f"port {port} of {ip}, the hub's page, is held by the account {names}, not by the hub's proxy: it would "
+            "get what the learners' browsers and kernels send the hub, their tokens with them; stop its process "
+            f"(ss -ltnp 'sport = :{port}' shows it) and start the hub again")
+
+
+def listening_uids(port: int) -> set[int]:
+    """The accounts (uids) whose sockets listen on TCP `port`, on any address (Linux's /proc/net/tcp and tcp6)."""
+    uids = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as lines:
+                next(lines, None)  # the column names
+                for fields in (line.split() for line in lines):
+                    if fields[3] == "0A" and int(fields[1].rpartition(":")[2], 16) == port:  # 0A: LISTEN
+                        uids.add(int(fields[7]))
+        except (OSError, ValueError, IndexError):
+            continue
+    return uids
+
+
+def _account_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 def main(argv: list[str]) -> None:
