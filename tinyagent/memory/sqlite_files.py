@@ -19,6 +19,9 @@ opens) name neither and send people the wrong way. A path that can never be a st
 anything is made (`why_not_a_file`): "  " was a file named by two spaces in the current folder. And an opening that
 fails leaves nothing the user did not have before (`left_as_found`): not the empty file, nor the folders made for it.
 
+A file a store makes is its own account's alone (0600, `make_private`): on a machine shared with other people, a
+conversation in it is nobody else's to read, whatever the folder around it allows.
+
 A store pointed at another program's file (the shop's `--db` given to the session store, the facts pointed at the
 sessions) would write its tables beside that program's, and the file then held two programs' data that neither
 expects. So each store looks at the tables a file holds before it writes anything, and refuses a file with tables
@@ -60,7 +63,18 @@ def connect_file(path: str | os.PathLike[str], *, read_only: bool = False,
     options = {"timeout": timeout, "isolation_level": None, "check_same_thread": False}
     if str(path) == ":memory:":
         return sqlite3.connect(":memory:", **options)
+    if not read_only:
+        make_private(path)
     return sqlite3.connect(file_uri(path) + ("?mode=ro" if read_only else ""), uri=True, **options)
+
+
+def make_private(path: str | os.PathLike[str]) -> None:
+    """Create `path` empty, readable and writable by this account alone (0600), if nothing is there yet: SQLite would
+    make it 0644 (as the umask leaves it), and a store holds conversations, facts about people, orders. SQLite gives
+    the journal and WAL files beside it the database's own mode. An existing file is left as it is, and a path where
+    nothing can be made is left to SQLite, whose failure the store says (why_unusable)."""
+    with contextlib.suppress(OSError):  # O_EXCL: never through a link, never over a file that is there
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def table_names(conn: sqlite3.Connection) -> list[str]:

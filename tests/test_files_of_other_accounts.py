@@ -1,0 +1,78 @@
+"""What another account of this machine can do with the files the course writes and reads.
+
+On the course's JupyterHub every learner is a system account of her own on one machine (deploy/jupyterhub/), and
+on any machine with more than one person a folder may be open to the others: a home that useradd made 0755, /tmp,
+a course folder the class shares. A program of another account (tests/other_account.py) tries to read what a
+learner's store wrote, to plant a link where a results file is written, and to plant a .env that her settings
+would take as her own.
+"""
+
+from __future__ import annotations
+
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.other_account import needs_root, run_as_another_account
+from tinyagent.architectures.reminder_loop import ReminderStore
+from tinyagent.memory.session_store import SqliteSessionStore, Turn
+from tinyagent.memory.user_facts import UserFacts
+from tinyagent.shop.database import Shop
+
+# Reads a file and says what it read, or why it could not.
+READ_AS_ANOTHER_ACCOUNT = """
+import sys
+
+become_another_account()
+try:
+    with open(sys.argv[1], "rb") as file:
+        print("read", len(file.read()), "bytes")
+except OSError as exc:
+    print("refused:", exc.strerror)
+"""
+
+
+@pytest.fixture()
+def open_folder():
+    """A folder every account may enter and list, as a home useradd made 0755 is: straight under /tmp (pytest's own
+    folders lie in one of root's, mode 0700, where no other account gets in at all)."""
+    folder = Path(tempfile.mkdtemp(prefix="tinyagent-open-folder-"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def keep_a_conversation(path: Path) -> None:
+    with SqliteSessionStore(path) as store:
+        store.append_turn("ada", Turn("My card is 4111 1111 1111 1111, refund order 88231", "Refund R-1 applied"))
+
+
+def remember_a_fact(path: Path) -> None:
+    facts = UserFacts(path)
+    facts.remember("ada", "lives at 12 Quiet Lane")
+    facts.close()
+
+
+def keep_reminders(path: Path) -> None:
+    ReminderStore(str(path)).close()
+
+
+def keep_a_shop(path: Path) -> None:
+    Shop(path).close()
+
+
+@needs_root
+@pytest.mark.parametrize("write", [keep_a_conversation, remember_a_fact, keep_reminders, keep_a_shop])
+def test_a_stores_file_is_its_owners_alone_even_in_a_folder_others_may_enter(open_folder, write):
+    path = open_folder / ".cache" / "tinyagent" / "store.sqlite3"
+    write(path)
+    assert run_as_another_account(READ_AS_ANOTHER_ACCOUNT, str(path)) == "refused: Permission denied\n"
+    made = [item for item in path.parent.iterdir() if item.is_file()]
+    assert made and {stat.S_IMODE(item.stat().st_mode) for item in made} == {0o600}, made
+    # Its owner reads it as before.
+    write(path)
