@@ -7,9 +7,8 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-from tinyagent import LlmClient
+from tinyagent import LlmClient, command_options
 from tinyagent.evaluation import EvalReport, evaluate
 
 EARLIER = json.dumps({"schema": "tinyagent.evaluation/1", "an earlier run's results": "x" * 3000}) + "\n"
@@ -41,13 +40,19 @@ def test_save_that_fails_halfway_leaves_the_file_that_was_there(tmp_path, monkey
     report = evaluate(LlmClient.classroom(), names=["time"], langs=["en"], progress=False)
     path = tmp_path / "results.json"
     path.write_text(EARLIER, encoding="utf-8")
-    write_text = Path.write_text
 
-    def disk_full_halfway(self, text, *args, **kwargs):
-        write_text(self, text[: len(text) // 2], *args, **kwargs)
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    def disk_full_halfway(file, *args, **kwargs):  # the file write_whole opens: half its text is written
+        opened = open(file, *args, **kwargs)  # noqa: SIM115 (write_whole closes it)
+        write = opened.write
 
-    monkeypatch.setattr(Path, "write_text", disk_full_halfway)
+        def write_half(text):
+            write(text[: len(text) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        opened.write = write_half
+        return opened
+
+    monkeypatch.setattr(command_options, "open", disk_full_halfway, raising=False)
     try:
         report.save(path)
     except OSError as exc:

@@ -9,6 +9,7 @@ would take as her own.
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import tempfile
@@ -18,6 +19,7 @@ import pytest
 
 from tests.other_account import needs_root, run_as_another_account
 from tinyagent.architectures.reminder_loop import ReminderStore
+from tinyagent.command_options import write_whole
 from tinyagent.memory.session_store import SqliteSessionStore, Turn
 from tinyagent.memory.user_facts import UserFacts
 from tinyagent.shop.database import Shop
@@ -76,3 +78,42 @@ def test_a_stores_file_is_its_owners_alone_even_in_a_folder_others_may_enter(ope
     assert made and {stat.S_IMODE(item.stat().st_mode) for item in made} == {0o600}, made
     # Its owner reads it as before.
     write(path)
+
+
+# Plants a link at each name given, to the file given first.
+PLANT_LINKS = """
+import os
+import sys
+
+become_another_account()
+for name in sys.argv[2:]:
+    os.symlink(sys.argv[1], name)
+"""
+
+
+@needs_root
+def test_a_results_file_in_a_shared_folder_is_never_written_through_a_link_another_account_planted(open_folder):
+    shared = open_folder / "class"  # a folder the class shares, as /tmp is where links are followed in it
+    shared.mkdir()
+    shared.chmod(0o777)
+    notes = open_folder / "notes.txt"
+    notes.write_text("a week of work")
+    results = shared / "results.json"
+    # The names a temporary file beside results.json might take: this process's, and the next thousand.
+    names = [str(shared / f".results.json.{pid}.partial") for pid in range(os.getpid(), os.getpid() + 1000)]
+    run_as_another_account(PLANT_LINKS, str(notes), *names)
+    write_whole(results, '{"passed": 3}\n')
+    assert notes.read_text() == "a week of work"
+    assert results.read_text() == '{"passed": 3}\n' and not results.is_symlink()
+
+
+def test_a_results_file_written_again_keeps_its_mode(tmp_path):
+    results = tmp_path / "results.json"
+    write_whole(results, "first\n")
+    results.chmod(0o600)  # its owner's alone
+    write_whole(results, "second\n")
+    assert results.read_text() == "second\n" and stat.S_IMODE(results.stat().st_mode) == 0o600
+    results.chmod(0o664)  # her group's too
+    write_whole(results, "third\n")
+    assert stat.S_IMODE(results.stat().st_mode) == 0o664
+    assert [item.name for item in tmp_path.iterdir()] == ["results.json"]  # no temporary file left beside it

@@ -12,6 +12,7 @@ import argparse
 import math
 import os
 import re
+import stat
 from pathlib import Path
 from typing import NoReturn
 
@@ -99,11 +100,24 @@ def output_file(text: str) -> Path:
 def write_whole(path: Path, text: str) -> None:
     """Write `text` to `path` so that a failure (a full disk, an interrupt) leaves the file that was there as it
     was: into a new file beside it first, which then takes its place in one step. A link is followed: the file it
-    names is written, and the link stays a link."""
+    names is written, and the link stays a link. The file keeps the mode of the one it replaces (a file its owner made
+    0600 stays hers alone); a new one gets what the umask leaves, as open() gives."""
     path = Path(os.path.realpath(path))
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
     try:
-        temporary.write_text(text, encoding="utf-8")
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    # A name nobody can know beforehand, made with O_EXCL: under a fixed one (.results.json.<pid>.partial) another
+    # account could plant a link in a folder it may write (/tmp, a folder the class shares), and the text went
+    # through that link into a file of the person running the command.
+    temporary = path.with_name(f".{path.name}.{os.urandom(8).hex()}.partial")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    handle = os.open(temporary, flags, 0o666 if mode is None else mode)
+    try:
+        with open(handle, "w", encoding="utf-8") as file:
+            if mode is not None:
+                os.chmod(temporary, mode)  # exactly the old file's, before any text: the umask may have taken a bit
+            file.write(text)
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
