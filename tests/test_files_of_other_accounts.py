@@ -17,11 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.other_account import needs_root, run_as_another_account
+from tests.other_account import OTHER_UID, needs_root, run_as_another_account
 from tinyagent.architectures.reminder_loop import ReminderStore
 from tinyagent.command_options import write_whole
+from tinyagent.errors import ConfigurationError
 from tinyagent.memory.session_store import SqliteSessionStore, Turn
 from tinyagent.memory.user_facts import UserFacts
+from tinyagent.settings import load_settings
 from tinyagent.shop.database import Shop
 
 # Reads a file and says what it read, or why it could not.
@@ -117,3 +119,33 @@ def test_a_results_file_written_again_keeps_its_mode(tmp_path):
     write_whole(results, "third\n")
     assert stat.S_IMODE(results.stat().st_mode) == 0o664
     assert [item.name for item in tmp_path.iterdir()] == ["results.json"]  # no temporary file left beside it
+
+
+# Writes a .env at the path given, with a URL of its own (a server of that account's, say) and no key.
+PLANT_A_SETTINGS_FILE = """
+import sys
+
+become_another_account()
+with open(sys.argv[1], "w") as file:
+    file.write("TINYAGENT_API_URL=http://127.0.0.1:9/v1/chat/completions\\nTINYAGENT_MODEL=any\\n")
+"""
+
+
+@needs_root
+def test_a_settings_file_another_account_planted_above_her_folder_is_refused_not_read(open_folder, monkeypatch):
+    shared = open_folder / "class"  # a folder the class shares, /tmp among them
+    shared.mkdir()
+    shared.chmod(0o1777)
+    hers = shared / "ada"
+    hers.mkdir()  # her own folder in it, with no .env of her own: the search goes up to the shared folder's
+    run_as_another_account(PLANT_A_SETTINGS_FILE, str(shared / ".env"))
+    monkeypatch.chdir(hers)
+    with pytest.raises(ConfigurationError) as refused:  # her key, from her environment, must not go to that URL
+        load_settings(environ={"TINYAGENT_API_KEY": "sk-hers"}, notice=False)
+    said = str(refused.value)
+    assert said.startswith(f"the .env file {shared / '.env'} belongs to another account (uid {OTHER_UID})"), said
+    assert "sk-hers" not in said and "\n" not in said
+    # A .env of her own, in her folder, is read as before.
+    (hers / ".env").write_text("TINYAGENT_API_URL=http://127.0.0.1:8/v1/chat/completions\nTINYAGENT_MODEL=m\n")
+    settings = load_settings(environ={"TINYAGENT_API_KEY": "sk-hers"}, notice=False)
+    assert (settings.api_url, settings.api_key) == ("http://127.0.0.1:8/v1/chat/completions", "sk-hers")

@@ -7,7 +7,8 @@ Each value comes from the first place that has it:
 and when nothing names a provider (no key and no URL), the offline classroom model: a local,
 deterministic server started in this process. `TINYAGENT_OFFLINE=1` forces the classroom model
 whatever the environment and .env say (tests set it, so a learner's key never changes a test);
-only explicit arguments, written in code, still win over it.
+only explicit arguments, written in code, still win over it. A .env that another account owns is refused,
+not read: in a folder others may write, it could be theirs, put there to send your key elsewhere.
 """
 
 from __future__ import annotations
@@ -213,6 +214,7 @@ def _read_env_file(path: str | os.PathLike) -> dict[str, str | None]:
     `NAME=value` (python-dotenv would only warn and skip it: a key with its quote left open, then, was no key)."""
     try:
         with open(path, encoding="utf-8-sig") as file:  # -sig: a byte order mark, as python-dotenv skips it
+            _refuse_another_accounts(path, os.fstat(file.fileno()).st_uid)
             text = file.read()
     except UnicodeDecodeError:
         why = "it holds bytes that are not UTF-8 (saved as UTF-16 or Latin-1?); save it again as UTF-8 in your editor"
@@ -227,6 +229,17 @@ def _read_env_file(path: str | os.PathLike) -> dict[str, str | None]:
         raise ConfigurationError(f"the .env file {os.fspath(path)} cannot be read from line {unreadable}: each line "
                                  "must be NAME=value (a value in quotes must close them), or a # comment")
     raise ConfigurationError(f"the .env file {os.fspath(path)} must be readable UTF-8 text, and is not: {why}")
+
+
+def _refuse_another_accounts(path: str | os.PathLike, owner: int) -> None:
+    """ConfigurationError when the .env file at `path` belongs to an account other than this one or root: the search
+    goes up from the current folder, and in a folder others may write (/tmp, a folder the class shares) another
+    account could have put it there, to send the key in this account's environment to a server of its own (as git
+    refuses a repository another account owns)."""
+    if hasattr(os, "getuid") and owner not in (os.getuid(), 0):
+        raise ConfigurationError(f"the .env file {os.fspath(path)} belongs to another account (uid {owner}), so it "
+                                 "was not read: it could send your key to their server; work in a folder of your own, "
+                                 "with a .env of your own")
 
 
 def classroom_models() -> tuple[str, ...]:
