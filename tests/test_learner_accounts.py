@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,7 @@ from learner_accounts import (
 )
 from learner_names import is_learner_name
 
+from tests.other_account import needs_root
 from tinyagent.hosting import address
 
 
@@ -157,11 +159,26 @@ def test_each_learners_temporary_files_go_to_a_folder_in_her_home(monkeypatch):
 # -- the accounts useradd makes: a learner's, and the classroom model's -----------------------------------------
 def test_a_learner_gets_an_ordinary_account_and_a_service_a_system_account_with_no_home_or_login():
     assert useradd_command("jupyter-ada", "tinyagent learner ada", home=Path("/home/jupyter-ada")) == [
-        "useradd", "--create-home", "--home-dir", "/home/jupyter-ada", "--shell", "/bin/bash",
+        "useradd", "--create-home", "--key", "HOME_MODE=0700", "--home-dir", "/home/jupyter-ada", "--shell", "/bin/bash",
         "--user-group", "--comment", "tinyagent learner ada", "jupyter-ada"]
     assert useradd_command("jupyter-_classroom", "tinyagent classroom model") == [
         "useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin",
         "--user-group", "--comment", "tinyagent classroom model", "jupyter-_classroom"]
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("useradd") is None, reason="no useradd here")
+def test_a_learners_home_is_hers_alone_from_the_moment_useradd_makes_it(tmp_path):
+    # The real useradd, told to make its accounts in a copy of /etc under tmp_path (--prefix): this machine's own
+    # accounts stay as they are. A home made 0755 and set to 0700 after was open to every account in between, and a
+    # folder another account opened then can still be listed through that opening.
+    (tmp_path / "home").mkdir()
+    shutil.copytree("/etc/skel", tmp_path / "etc" / "skel", symlinks=True)
+    for name in ("passwd", "group", "shadow", "gshadow", "login.defs"):
+        shutil.copy2(Path("/etc") / name, tmp_path / "etc" / name)
+    command = useradd_command("jupyter-ada", "tinyagent learner ada", home=Path("/home/jupyter-ada"))
+    subprocess.run([command[0], "--prefix", str(tmp_path), *command[1:]], check=True, capture_output=True)
+    assert stat.S_IMODE((tmp_path / "home" / "jupyter-ada").stat().st_mode) == 0o700
 
 
 @pytest.mark.parametrize("prefix", ["jupyter-", "", "t1a2b-", "_"])

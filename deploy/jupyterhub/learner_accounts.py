@@ -232,7 +232,7 @@ class LearnerAccountSpawner(OwnAddressSpawner):
                 return entry
             home = Path(self.homes) / self.account
             await self._run(*useradd_command(self.account, f"tinyagent learner {self.user.name}", home=home))
-            home.chmod(0o700)  # Debian's useradd makes it 0755: readable by every other learner
+            home.chmod(0o700)  # made so by a useradd older than HOME_MODE (shadow 4.8), which makes it 0755
             self.log.info("%s: made the system account %s, home %s", self.user.name, self.account, home)
             return pwd.getpwnam(self.account)
 
@@ -316,7 +316,10 @@ def useradd_command(account: str, comment: str, *, home: Path | None = None) -> 
     UID_MIN, that home made, bash); without, a service's (a system account, a uid below UID_MIN, no home folder,
     no login shell)."""
     if home is not None:
-        kind = ["--create-home", "--home-dir", str(home), "--shell", "/bin/bash"]
+        # HOME_MODE: the home is 0700 from the moment it is made. Debian's useradd makes it 0755 (its umask's), and
+        # a home set to 0700 only after that was open to every other learner in between: a folder another account
+        # opened then can be listed through that opening for as long as it keeps it.
+        kind = ["--create-home", "--key", "HOME_MODE=0700", "--home-dir", str(home), "--shell", "/bin/bash"]
     else:
         kind = ["--system", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin"]
     return ["useradd", *kind, "--user-group", "--comment", comment, account]
