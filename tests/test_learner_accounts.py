@@ -90,6 +90,28 @@ def test_a_file_others_cannot_read_or_a_missing_runtime_is_refused(tmp_path):
     assert "make hub-setup" in runtime_problem([tmp_path / "nowhere" / "python"])
 
 
+@pytest.mark.parametrize("writable", ["venv", "site-packages", "python"])
+def test_a_runtime_every_account_may_change_is_refused(tmp_path, writable):
+    # A `chmod -R 777` to get past "other accounts cannot read": then any learner could put a .pth file in
+    # site-packages, or change the course's modules, and every other learner's Python would run her code.
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (tmp_path / "venv" / "bin").mkdir()
+    program = tmp_path / "venv" / "bin" / "python"
+    program.write_text("#!/bin/sh\n")
+    for path in [tmp_path, *tmp_path.rglob("*")]:
+        path.chmod(0o755)
+    changed = {"venv": tmp_path / "venv", "site-packages": site, "python": program}[writable]
+    changed.chmod(0o777)
+    problem = runtime_problem([program, site])
+    assert problem == (f"every account can change {changed} (mode 0777), so a learner could put code there that "
+                       f"other learners run: chmod o-w {changed}"), problem
+    # On the way to the runtime, a folder others may write but not rename in (the sticky bit, as /tmp) is fine; not
+    # site-packages itself, where a new .pth file is enough.
+    changed.chmod(0o1777 if changed.is_dir() else 0o755)
+    assert (runtime_problem([program, site]) is None) == (writable != "site-packages")
+
+
 # -- the port each learner's server is told -------------------------------------------------------------------
 def started_on(spawner_class, name: str) -> int:
     """The port a server of `name`'s is told, the start itself left out (no hub, no process)."""

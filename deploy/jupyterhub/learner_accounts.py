@@ -367,7 +367,8 @@ def ordinary_uids(login_defs: Path = Path("/etc/login.defs")) -> range:
 
 def runtime_problem(paths: list[Path]) -> str | None:
     """Why an account other than root could not use these paths (each folder on the way must be
-    searchable by others, each file readable, programs runnable), or None if every one is fine."""
+    searchable by others, each file readable, programs runnable), or why every account could change them (a
+    folder on the way, or the path itself, that others may write), or None if every one is fine."""
     for path in paths:
         if not path.exists():
             return f"{path} does not exist (make hub-setup builds the learners' runtime)"
@@ -378,9 +379,25 @@ def runtime_problem(paths: list[Path]) -> str | None:
                     return (f"other accounts cannot reach {path}: {folder} is mode "
                             f"{stat.S_IMODE(folder.stat().st_mode):04o}; put the course where every account "
                             "can read it (for example under /opt or /srv), or set TINYAGENT_HUB_ONE_ACCOUNT=1")
+                if problem := others_may_change(folder, on_the_way=True):
+                    return problem
         mode = target.stat().st_mode
         needed = stat.S_IROTH | (stat.S_IXOTH if target.is_dir() or os.access(target, os.X_OK) else 0)
         if mode & needed != needed:
             return (f"other accounts cannot {'run' if needed & stat.S_IXOTH else 'read'} {path} "
                     f"(mode {stat.S_IMODE(mode):04o})")
+        if problem := others_may_change(target):
+            return problem
     return None
+
+
+def others_may_change(path: Path, *, on_the_way: bool = False) -> str | None:
+    """Why every account could change `path`, in one line, or None. The learners share the runtime and the course: a
+    .pth file one of them put in site-packages, or a module she changed, would run in every other learner's Python.
+    A folder `on_the_way` to a path may be one that others write if its sticky bit keeps each name its owner's (as
+    /tmp): none of them can move the course away. The path itself may not: a new .pth file is enough."""
+    mode = path.stat().st_mode
+    if not mode & stat.S_IWOTH or (on_the_way and stat.S_ISDIR(mode) and mode & stat.S_ISVTX):
+        return None
+    return (f"every account can change {path} (mode {stat.S_IMODE(mode):04o}), so a learner could put code there "
+            f"that other learners run: chmod o-w {path}")
