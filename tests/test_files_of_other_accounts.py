@@ -9,6 +9,7 @@ would take as her own.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import stat
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.other_account import OTHER_UID, needs_root, run_as_another_account
+from tinyagent import doctor
 from tinyagent.architectures.reminder_loop import ReminderStore
 from tinyagent.command_options import write_whole
 from tinyagent.errors import ConfigurationError
@@ -149,3 +151,32 @@ def test_a_settings_file_another_account_planted_above_her_folder_is_refused_not
     (hers / ".env").write_text("TINYAGENT_API_URL=http://127.0.0.1:8/v1/chat/completions\nTINYAGENT_MODEL=m\n")
     settings = load_settings(environ={"TINYAGENT_API_KEY": "sk-hers"}, notice=False)
     assert (settings.api_url, settings.api_key) == ("http://127.0.0.1:8/v1/chat/completions", "sk-hers")
+
+
+@needs_root
+def test_the_doctor_warns_when_every_account_can_read_the_key_in_her_env(open_folder, monkeypatch):
+    env = open_folder / ".env"  # as `cp .env.example .env` makes it, in a folder others may enter
+    env.write_text("TINYAGENT_API_URL=http://127.0.0.1:9/v1/chat/completions\nTINYAGENT_API_KEY=sk-hers\n"
+                   "TINYAGENT_MODEL=m\n")
+    env.chmod(0o644)
+    monkeypatch.chdir(open_folder)
+    monkeypatch.delenv("TINYAGENT_OFFLINE", raising=False)
+    monkeypatch.setattr(doctor, "diagnose", lambda settings, timeout: [])  # the endpoint's checks are not these
+
+    def report() -> str:
+        out = io.StringIO()
+        doctor.run_doctor(out=out)
+        return out.getvalue()
+
+    assert run_as_another_account(READ_AS_ANOTHER_ACCOUNT, str(env)).startswith("read ")
+    assert env_lines(report()) == [
+        f".env      WARN    {env} can be read by every account of this machine (mode 0644): a key in it is theirs too",
+        f"- .env (WARN): make it yours alone: chmod 600 {env}"]
+    env.chmod(0o600)  # as the fix says
+    assert run_as_another_account(READ_AS_ANOTHER_ACCOUNT, str(env)) == "refused: Permission denied\n"
+    assert env_lines(report()) == []
+
+
+def env_lines(report: str) -> list[str]:
+    """The doctor's row and fix for the .env file."""
+    return [line for line in report.splitlines() if line.startswith((".env", "- .env"))]

@@ -16,6 +16,9 @@ line per check:
     json_schema    response_format json_schema is followed                lesson 23 (llama.cpp, vLLM, OpenAI's
                                                                           structured outputs)
 
+Above them, a warning when the .env the settings came from can be read by every account of this machine, where the
+key is (`env_file_checks`).
+
 The exit code is 2 when the settings cannot be used as written (a .env line that is not NAME=value, a key no header
 can carry): a command given bad input, as `ask` and `eval` exit for the same settings, and no request is sent. It is
 1 when the endpoint failed a required check (a refused key among them: only the provider can say so), and 0 when
@@ -31,10 +34,13 @@ each request as long as it drips. A redirect is not followed, as the client foll
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 from urllib.parse import urljoin
 
@@ -66,7 +72,7 @@ from tinyagent.llm_client import (
 )
 from tinyagent.protocols.streaming import open_stream
 from tinyagent.safe_text import one_line, terminal_text
-from tinyagent.settings import Settings, load_settings
+from tinyagent.settings import Settings, find_env_file, load_settings
 
 OK, WARN, FAIL, SKIP = "OK", "WARN", "FAIL", "SKIP"
 
@@ -386,6 +392,21 @@ def _json_or_none(text: str):
         return None
 
 
+def env_file_checks(path: str) -> list[Check]:
+    """A warning when every account of this machine can read the .env at `path` ("": none), where the key goes: the
+    file readable by others, and each folder above it open to them (`cp .env.example .env` makes it 0644; a home of
+    mode 0700, as on the course's JupyterHub, keeps it private whatever its mode). Windows' files have no such
+    mode bits: nothing is said there."""
+    if not path or not hasattr(os, "getuid"):
+        return []
+    where = Path(path).absolute()
+    mode = where.stat().st_mode
+    if not mode & stat.S_IROTH or any(not folder.stat().st_mode & stat.S_IXOTH for folder in where.parents):
+        return []
+    return [Check(".env", WARN, f"{path} can be read by every account of this machine (mode {stat.S_IMODE(mode):04o}): "
+                  "a key in it is theirs too", f"make it yours alone: chmod 600 {path}")]
+
+
 # -- the report --------------------------------------------------------------------------------
 def format_report(settings: Settings | None, checks: list[Check]) -> str:
     lines = ["tinyagent doctor"]
@@ -426,6 +447,7 @@ def run_doctor(settings: Settings | None = None, *, out: TextIO | None = None, t
             return 2
     in_clear = settings.key_in_clear()
     checks = [Check("settings", WARN if in_clear else OK, settings.describe(), in_clear or "", required=True),
+              *env_file_checks(find_env_file() if ".env" in settings.source.split(", ") else ""),
               *diagnose(settings, timeout=timeout)]
     print(redact(format_report(settings, checks), settings.api_key), file=out)
     failed = [check for check in checks if check.failed]
