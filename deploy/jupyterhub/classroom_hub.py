@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import requests
-from learner_accounts import runtime_problem, service_account_name  # beside this file
+from learner_accounts import learners_paths, runtime_problem, service_account_name  # beside this file
 from learner_names import LearnerListError, read_learners
 from proxy_account import page_port_problem
 
@@ -94,8 +94,7 @@ def main() -> int:
                   "trial on one account, where learners can read each other's files, set "
                   "TINYAGENT_HUB_ONE_ACCOUNT=1)", file=sys.stderr)
             return 2
-        problem = runtime_problem([RUNTIME / "bin" / "python", COURSE / "notebooks", COURSE / "tinyagent",
-                                   HERE / "lab-settings" / "overrides.json", HERE / "learner_server.py"])
+        problem = runtime_problem(learners_paths(RUNTIME, COURSE))
         if problem:
             print(f"error: the learners' accounts cannot use the course: {problem}", file=sys.stderr)
             return 2

@@ -68,6 +68,7 @@ from learner_accounts import (
     LearnerAccountSpawner,
     OneAccountSpawner,
     ServiceCertificate,
+    learners_paths,
     runtime_problem,
     service_account,
     service_account_name,
@@ -274,10 +275,7 @@ else:
         sys.exit(f"error: TINYAGENT_HUB_PORT={PORT}: the proxy runs as an account of its own, which may not listen "
                  "on a port below 1024; use 8000 (the default), with a web server such as nginx or Caddy in front "
                  "for ports 80 and 443")
-    # site-packages too: a .pth file a learner could put there would run in every other learner's Python.
-    problem = runtime_problem([RUNTIME / "bin" / "python", *sorted((RUNTIME / "lib").glob("python3*/site-packages")),
-                               COURSE / "notebooks", COURSE / "tinyagent", LAB_SETTINGS / "overrides.json",
-                               LEARNER_SERVER])
+    problem = runtime_problem(learners_paths(RUNTIME, COURSE))
     if problem:
         sys.exit(f"error: the learners' accounts cannot use the course: {problem}")
     problem = runtime_problem([PROXY_PROGRAM, NODE, PROXY_TARGET_NAMES])

@@ -365,6 +365,16 @@ def ordinary_uids(login_defs: Path = Path("/etc/login.defs")) -> range:
     return range(bounds["UID_MIN"], bounds["UID_MAX"] + 1)
 
 
+def learners_paths(runtime: Path, course: Path) -> list[Path]:
+    """What every learner's account uses, for runtime_problem: her Python and its site-packages (a .pth file there
+    runs in every learner's Python), the course's notebooks and package (the editable install reads them from the
+    course), JupyterLab's settings for the room and her server's launcher."""
+    here = Path(__file__).resolve().parent
+    return [runtime / "bin" / "python", *sorted((runtime / "lib").glob("python3*/site-packages")),
+            course / "notebooks", course / "tinyagent", here / "lab-settings" / "overrides.json",
+            here / "learner_server.py"]
+
+
 def runtime_problem(paths: list[Path]) -> str | None:
     """Why an account other than root could not use these paths (each folder on the way must be
     searchable by others, each file readable, programs runnable), or why every account could change them (a
