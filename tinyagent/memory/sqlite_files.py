@@ -134,17 +134,40 @@ def why_unusable(path: str, exc: BaseException, what: str, example: str, waited:
 
 
 def why_not_a_file(path: str, what: str, example: str) -> str | None:
-    """Why `path` can never be a store's file (empty, a folder, a device or a pipe), in one line; None when it may be
-    (":memory:" among them: no file). An OSError when the path cannot even be looked at (a name too long)."""
+    """Why `path` can never be a store's file (empty, another account's, a folder, a device or a pipe), in one line;
+    None when it may be (":memory:" among them: no file). An OSError when the path cannot even be looked at (a name
+    too long)."""
     if path == ":memory:":
         return None
     if not path.strip():
         return f"the path given for {what} is empty: give a file path, such as {example}"
     where = Path(path)
+    owner = other_accounts(where)
+    if owner is not None:
+        return (f"{path} belongs to another account (uid {owner}): {what} neither writes into nor reads another "
+                "account's file, which anyone who may write its folder could have put there; give a path in a folder "
+                "of your own")
     if where.is_dir():
         return f"{path} is a folder: give {what} a file path, such as {where / example}"
     if where.exists() and not stat.S_ISREG(where.stat().st_mode):  # /dev/null, a pipe: SQLite would misread them
         return f"{path} is not a regular file: give {what} a file path, such as {example}"
+    return None
+
+
+def other_accounts(where: Path) -> int | None:
+    """The uid of the account that owns the file at `where`, or the link there, when it is neither this account nor
+    root; None otherwise (and on Windows, whose files have no such owner). In a folder others may write (/tmp, a
+    folder the class shares), another account could have made the file first, with turns of its own for the agent
+    to remember, or a link to a place of its own, where SQLite would make the store for it to read."""
+    if not hasattr(os, "getuid"):
+        return None
+    for look in (os.lstat, os.stat):  # the link itself, then what it leads to
+        try:
+            owner = look(where).st_uid
+        except FileNotFoundError:  # nothing there, or a link to nothing yet
+            continue
+        if owner not in (os.getuid(), 0):
+            return owner
     return None
 
 
