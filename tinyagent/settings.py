@@ -24,6 +24,7 @@ from dotenv.parser import parse_stream
 
 from tinyagent.api_url import is_loopback, shown_url, url_host, url_problem
 from tinyagent.errors import NO_KEY_NEEDED, ConfigurationError, redact
+from tinyagent.file_owners import belongs_to_another_account
 from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
@@ -234,9 +235,9 @@ def _read_env_file(path: str | os.PathLike) -> dict[str, str | None]:
 def _refuse_another_accounts(path: str | os.PathLike, owner: int) -> None:
     """ConfigurationError when the .env file at `path` belongs to an account other than this one or root: the search
     goes up from the current folder, and in a folder others may write (/tmp, a folder the class shares) another
-    account could have put it there, to send the key in this account's environment to a server of its own (as git
-    refuses a repository another account owns)."""
-    if hasattr(os, "getuid") and owner not in (os.getuid(), 0):
+    account could have put it there, to send the key in this account's environment to a server of its own
+    (file_owners.py)."""
+    if belongs_to_another_account(owner):
         raise ConfigurationError(f"the .env file {os.fspath(path)} belongs to another account (uid {owner}), so it "
                                  "was not read: it could send your key to their server; work in a folder of your own, "
                                  "with a .env of your own")

@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tinyagent.errors import first_line
+from tinyagent.file_owners import belongs_to_another_account
 from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, is_busy, primary_code, was_moved
 
 # The longest full path, in bytes, of a file SQLite opens. Its unix VFS holds a path in 512 bytes (MAX_PATHNAME), and
@@ -155,18 +156,16 @@ def why_not_a_file(path: str, what: str, example: str) -> str | None:
 
 
 def other_accounts(where: Path) -> int | None:
-    """The uid of the account that owns the file at `where`, or the link there, when it is neither this account nor
-    root; None otherwise (and on Windows, whose files have no such owner). In a folder others may write (/tmp, a
-    folder the class shares), another account could have made the file first, with turns of its own for the agent
-    to remember, or a link to a place of its own, where SQLite would make the store for it to read."""
-    if not hasattr(os, "getuid"):
-        return None
+    """The uid of the account that owns the file at `where`, or the link there, when it is another account's
+    (file_owners.py); None otherwise. In a folder others may write (/tmp, a folder the class shares), another account
+    could have made the file first, with turns of its own for the agent to remember, or a link to a place of its own,
+    where SQLite would make the store for it to read."""
     for look in (os.lstat, os.stat):  # the link itself, then what it leads to
         try:
             owner = look(where).st_uid
         except FileNotFoundError:  # nothing there, or a link to nothing yet
             continue
-        if owner not in (os.getuid(), 0):
+        if belongs_to_another_account(owner):
             return owner
     return None
 

@@ -1,0 +1,22 @@
+"""Whose a file is, on a machine several accounts share (the course's JupyterHub room: each learner an account of her
+own on one machine).
+
+A file the course takes as the learner's own, her .env (settings.py) or a store's SQLite file (memory/sqlite_files.py),
+may stand in a folder that others may write too: /tmp, a folder the class shares, a folder above hers that the
+search for .env reaches. There another account could have put it first, to be read as hers (a .env that sends her
+key to its server, a session store with turns of its own) or written as hers (a link to a folder of its own). So a
+file that belongs to another account is refused, as git refuses a repository another account owns; root's files
+are taken, as root could change hers anyway.
+
+    belongs_to_another_account(os.stat(".env").st_uid)   -> False for her own file or root's
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def belongs_to_another_account(owner: int) -> bool:
+    """Whether a file whose owner is the uid `owner` is another account's: neither this process's nor root's. Never
+    on Windows, whose files have no such owner."""
+    return hasattr(os, "geteuid") and owner not in (os.geteuid(), 0)
