@@ -9,6 +9,7 @@ would take as her own.
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
 import shutil
@@ -22,7 +23,7 @@ import pytest
 from tests.other_account import OTHER_UID, needs_root, run_as_another_account
 from tinyagent import doctor
 from tinyagent.architectures.reminder_loop import ReminderStore
-from tinyagent.command_options import write_whole
+from tinyagent.command_options import output_file, write_whole
 from tinyagent.errors import ConfigurationError
 from tinyagent.memory.session_store import SessionStoreError, SqliteSessionStore, Turn
 from tinyagent.memory.user_facts import UserFacts
@@ -217,3 +218,22 @@ def test_a_store_another_account_planted_in_a_shared_folder_is_refused_not_read_
     assert not (theirs / "hers.db").exists()  # nothing of hers was written where that account reads
     with sqlite3.connect(planted) as conn:
         assert conn.execute("SELECT COUNT(*) FROM session_turns").fetchone() == (1,)  # theirs alone, as it was
+
+
+@needs_root
+def test_a_results_file_another_account_made_a_link_to_a_file_of_hers_is_refused(open_folder):
+    shared = open_folder / "class"
+    shared.mkdir()
+    shared.chmod(0o1777)  # as /tmp
+    notes = open_folder / "notes.json"  # a file of hers, elsewhere
+    notes.write_text('{"my": "notes"}\n')
+    results = shared / "results.json"
+    run_as_another_account(PLANT_LINKS, str(notes), str(results))
+    with pytest.raises(argparse.ArgumentTypeError) as refused:  # --json, checked before a run of minutes
+        output_file(str(results))
+    assert str(refused.value) == (f"--json {str(results)!r} belongs to another account (uid {OTHER_UID}): nothing is "
+                                  "written through it; give a path in a folder of your own")
+    with pytest.raises(PermissionError) as refused:
+        write_whole(results, '{"passed": 3}\n')
+    assert refused.value.strerror == f"it belongs to another account (uid {OTHER_UID})"
+    assert notes.read_text() == '{"my": "notes"}\n' and results.is_symlink()

@@ -9,6 +9,7 @@ types that keep that rule, in one place for both.
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 import os
 import re
@@ -16,6 +17,7 @@ import stat
 from pathlib import Path
 from typing import NoReturn
 
+from tinyagent.file_owners import another_accounts
 from tinyagent.number_checks import ascii_number
 
 # The longest wait any option may ask for. Python's sockets and locks refuse a timeout past about 9e9 s (an
@@ -77,6 +79,10 @@ def number_of_seconds(option: str, highest: float = LONGEST_WAIT_S, zero_ok: boo
 def output_file(text: str) -> Path:
     """--json: a file the results can be written to, checked before the command runs for minutes."""
     try:
+        owner = another_accounts(text)
+        if owner is not None:
+            raise argparse.ArgumentTypeError(f"--json {text!r} belongs to another account (uid {owner}): nothing is "
+                                             "written through it; give a path in a folder of your own")
         # A link is followed: the file it names is what write_whole writes, and what is checked here (a link to a
         # folder that does not exist, or a loop of links, is refused now, not after the run)
         path = Path(text).resolve(strict=False) if Path(text).is_symlink() else Path(text)
@@ -101,7 +107,11 @@ def write_whole(path: Path, text: str) -> None:
     """Write `text` to `path` so that a failure (a full disk, an interrupt) leaves the file that was there as it
     was: into a new file beside it first, which then takes its place in one step. A link is followed: the file it
     names is written, and the link stays a link. The file keeps the mode of the one it replaces (a file its owner made
-    0600 stays hers alone); a new one gets what the umask leaves, as open() gives."""
+    0600 stays hers alone); a new one gets what the umask leaves, as open() gives. A file or a link that belongs to
+    another account is refused (PermissionError): put in a folder others may write, it may lead to a file of hers."""
+    owner = another_accounts(path)
+    if owner is not None:
+        raise PermissionError(errno.EACCES, f"it belongs to another account (uid {owner})", str(path))
     path = Path(os.path.realpath(path))
     try:
         mode = stat.S_IMODE(path.stat().st_mode)

@@ -9,6 +9,7 @@ file that belongs to another account is refused, as git refuses a repository ano
 are taken, as root could change hers anyway.
 
     belongs_to_another_account(os.stat(".env").st_uid)   -> False for her own file or root's
+    another_accounts("/tmp/sessions.db")                   -> 1002: the file, or the link there, is that account's
 """
 
 from __future__ import annotations
@@ -20,3 +21,18 @@ def belongs_to_another_account(owner: int) -> bool:
     """Whether a file whose owner is the uid `owner` is another account's: neither this process's nor root's. Never
     on Windows, whose files have no such owner."""
     return hasattr(os, "geteuid") and owner not in (os.geteuid(), 0)
+
+
+def another_accounts(path: str | os.PathLike[str]) -> int | None:
+    """The uid of the account the file at `path`, or the link there, belongs to when that is another account's; None
+    otherwise, and when nothing is there. A link counts as well as what it leads to: a link another account made
+    may lead to a file of hers (which a write through it would replace) or to a folder of its own (where a file made
+    through it would be for that account to read)."""
+    for look in (os.lstat, os.stat):  # the link itself, then what it leads to
+        try:
+            owner = look(path).st_uid
+        except OSError:  # nothing there, a link to nothing yet or to itself: nothing of another account's
+            continue
+        if belongs_to_another_account(owner):
+            return owner
+    return None

@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tinyagent.errors import first_line
-from tinyagent.file_owners import belongs_to_another_account
+from tinyagent.file_owners import another_accounts
 from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, is_busy, primary_code, was_moved
 
 # The longest full path, in bytes, of a file SQLite opens. Its unix VFS holds a path in 512 bytes (MAX_PATHNAME), and
@@ -143,7 +143,7 @@ def why_not_a_file(path: str, what: str, example: str) -> str | None:
     if not path.strip():
         return f"the path given for {what} is empty: give a file path, such as {example}"
     where = Path(path)
-    owner = other_accounts(where)
+    owner = another_accounts(where)
     if owner is not None:
         return (f"{path} belongs to another account (uid {owner}): {what} neither writes into nor reads another "
                 "account's file, which anyone who may write its folder could have put there; give a path in a folder "
@@ -152,21 +152,6 @@ def why_not_a_file(path: str, what: str, example: str) -> str | None:
         return f"{path} is a folder: give {what} a file path, such as {where / example}"
     if where.exists() and not stat.S_ISREG(where.stat().st_mode):  # /dev/null, a pipe: SQLite would misread them
         return f"{path} is not a regular file: give {what} a file path, such as {example}"
-    return None
-
-
-def other_accounts(where: Path) -> int | None:
-    """The uid of the account that owns the file at `where`, or the link there, when it is another account's
-    (file_owners.py); None otherwise. In a folder others may write (/tmp, a folder the class shares), another account
-    could have made the file first, with turns of its own for the agent to remember, or a link to a place of its own,
-    where SQLite would make the store for it to read."""
-    for look in (os.lstat, os.stat):  # the link itself, then what it leads to
-        try:
-            owner = look(where).st_uid
-        except FileNotFoundError:  # nothing there, or a link to nothing yet
-            continue
-        if belongs_to_another_account(owner):
-            return owner
     return None
 
 
