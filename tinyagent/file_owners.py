@@ -1,12 +1,13 @@
 """Whose a file is, on a machine several accounts share (the course's JupyterHub room: each learner an account of her
 own on one machine).
 
-A file the course takes as the learner's own, her .env (settings.py) or a store's SQLite file (memory/sqlite_files.py),
-may stand in a folder that others may write too: /tmp, a folder the class shares, a folder above hers that the
-search for .env reaches. There another account could have put it first, to be read as hers (a .env that sends her
-key to its server, a session store with turns of its own) or written as hers (a link to a folder of its own). So a
-file that belongs to another account is refused, as git refuses a repository another account owns; root's files
-are taken, as root could change hers anyway.
+A file the course takes as the learner's own, her .env (settings.py), a store's SQLite file (memory/sqlite_files.py)
+or a results file it writes over (command_options.write_whole), may stand in a folder that others may write too: /tmp,
+a folder the class shares, a folder above hers that the search for .env reaches. There another account could have put
+it first, to be read as hers (a .env that sends her key to its server, a session store with turns of its own) or
+written as hers (a link to a folder of its own, or to another file of hers, which the write would replace). So a file
+that belongs to another account is refused, as git refuses a repository another account owns; root's files are taken,
+as root could change hers anyway.
 
     belongs_to_another_account(os.stat(".env").st_uid)   -> False for her own file or root's
     another_accounts("/tmp/sessions.db")                   -> 1002: the file, or the link there, is that account's
