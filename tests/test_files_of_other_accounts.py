@@ -43,6 +43,15 @@ except OSError as exc:
 """
 
 
+LEARNER_UID = 1001  # her account, in the tests where the course's own check decides (it takes every file for root)
+
+
+def as_her(monkeypatch) -> None:
+    """From here on, this process's checks of whose a file is see it as her account's, LEARNER_UID: the tests run as
+    root (to plant files as another account), and a process of root's takes every file (file_owners.py)."""
+    monkeypatch.setattr(os, "geteuid", lambda: LEARNER_UID)
+
+
 @pytest.fixture()
 def open_folder():
     """A folder every account may enter and list, as a home useradd made 0755 is: straight under /tmp (pytest's own
@@ -144,6 +153,7 @@ def test_a_settings_file_another_account_planted_above_her_folder_is_refused_not
     hers.mkdir()  # her own folder in it, with no .env of her own: the search goes up to the shared folder's
     run_as_another_account(PLANT_A_SETTINGS_FILE, str(shared / ".env"))
     monkeypatch.chdir(hers)
+    as_her(monkeypatch)
     with pytest.raises(ConfigurationError) as refused:  # her key, from her environment, must not go to that URL
         load_settings(environ={"TINYAGENT_API_KEY": "sk-hers"}, notice=False)
     said = str(refused.value)
@@ -153,6 +163,18 @@ def test_a_settings_file_another_account_planted_above_her_folder_is_refused_not
     (hers / ".env").write_text("TINYAGENT_API_URL=http://127.0.0.1:8/v1/chat/completions\nTINYAGENT_MODEL=m\n")
     settings = load_settings(environ={"TINYAGENT_API_KEY": "sk-hers"}, notice=False)
     assert (settings.api_url, settings.api_key) == ("http://127.0.0.1:8/v1/chat/completions", "sk-hers")
+
+
+@needs_root
+def test_a_process_of_roots_takes_a_settings_file_another_account_owns(tmp_path, monkeypatch):
+    # Root running the course in a container, over a folder its host's user owns (uid 1000 on most laptops): the
+    # .env is hers, not a stranger's, and root could read it anyway.
+    env = tmp_path / ".env"
+    env.write_text("TINYAGENT_API_URL=http://127.0.0.1:8/v1/chat/completions\nTINYAGENT_MODEL=m\n")
+    os.chown(env, 1000, 1000)
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings(environ={"TINYAGENT_API_KEY": "sk-hers"}, notice=False)
+    assert (settings.api_url, settings.model) == ("http://127.0.0.1:8/v1/chat/completions", "m")
 
 
 @needs_root
@@ -201,7 +223,7 @@ os.symlink(sys.argv[3], sys.argv[2])
 
 
 @needs_root
-def test_a_store_another_account_planted_in_a_shared_folder_is_refused_not_read_or_written(open_folder):
+def test_a_store_another_account_planted_in_a_shared_folder_is_refused_not_read_or_written(open_folder, monkeypatch):
     shared = open_folder / "class"
     shared.mkdir()
     shared.chmod(0o1777)
@@ -210,6 +232,7 @@ def test_a_store_another_account_planted_in_a_shared_folder_is_refused_not_read_
     theirs.chmod(0o777)
     planted, link = shared / "sessions.db", shared / "memory.db"
     run_as_another_account(PLANT_A_STORE_AND_A_LINK, str(planted), str(link), str(theirs / "hers.db"))
+    as_her(monkeypatch)
     for path in (planted, link):
         with pytest.raises(SessionStoreError) as refused:
             keep_a_conversation(path)
@@ -221,7 +244,7 @@ def test_a_store_another_account_planted_in_a_shared_folder_is_refused_not_read_
 
 
 @needs_root
-def test_a_results_file_another_account_made_a_link_to_a_file_of_hers_is_refused(open_folder):
+def test_a_results_file_another_account_made_a_link_to_a_file_of_hers_is_refused(open_folder, monkeypatch):
     shared = open_folder / "class"
     shared.mkdir()
     shared.chmod(0o1777)  # as /tmp
@@ -229,6 +252,7 @@ def test_a_results_file_another_account_made_a_link_to_a_file_of_hers_is_refused
     notes.write_text('{"my": "notes"}\n')
     results = shared / "results.json"
     run_as_another_account(PLANT_LINKS, str(notes), str(results))
+    as_her(monkeypatch)
     with pytest.raises(argparse.ArgumentTypeError) as refused:  # --json, checked before a run of minutes
         output_file(str(results))
     assert str(refused.value) == (f"--json {str(results)!r} belongs to another account (uid {OTHER_UID}): nothing is "

@@ -7,7 +7,9 @@ a folder the class shares, a folder above hers that the search for .env reaches.
 it first, to be read as hers (a .env that sends her key to its server, a session store with turns of its own) or
 written as hers (a link to a folder of its own, or to another file of hers, which the write would replace). So a file
 that belongs to another account is refused, as git refuses a repository another account owns; root's files are taken,
-as root could change hers anyway.
+as root could change hers anyway. A process of root's takes every file: root may read and change any of them, and
+where root runs the course (a container, which `make course` allows with --allow-root) over a folder its host's user
+owns, the owners differ for no harm, and refusing would leave the learner no way on.
 
     belongs_to_another_account(os.stat(".env").st_uid)   -> False for her own file or root's
     another_accounts("/tmp/sessions.db")                   -> 1002: the file, or the link there, is that account's
@@ -20,8 +22,10 @@ import os
 
 def belongs_to_another_account(owner: int) -> bool:
     """Whether a file whose owner is the uid `owner` is another account's: neither this process's nor root's. Never
-    on Windows, whose files have no such owner."""
-    return hasattr(os, "geteuid") and owner not in (os.geteuid(), 0)
+    for a process of root's, nor on Windows, whose files have no such owner."""
+    if not hasattr(os, "geteuid") or os.geteuid() == 0:
+        return False
+    return owner not in (os.geteuid(), 0)
 
 
 def another_accounts(path: str | os.PathLike[str]) -> int | None:
