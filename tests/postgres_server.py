@@ -17,6 +17,7 @@ import glob
 import os
 import secrets
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -139,6 +140,8 @@ def stop_leftover_servers(bin_dir: Path) -> list[Path]:
     """Stop the servers that tests killed outright left running: their maker's pid is no longer alive."""
     stopped = []
     for candidate in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        if not _ours(candidate):  # another account's folder of that name: pg_ctl would signal the pid it names
+            continue
         try:
             owner = int((candidate / "owner.pid").read_text())
         except (OSError, ValueError):
@@ -147,6 +150,21 @@ def stop_leftover_servers(bin_dir: Path) -> list[Path]:
             stop_server(candidate, bin_dir)
             stopped.append(candidate)
     return stopped
+
+
+def _ours(folder: Path) -> bool:
+    """Whether `folder` is one these tests made: a real folder (no link), owned by this account or, as root, by the
+    postgres account it was handed to (_hand_over). /tmp is every account's, so another may have made one too."""
+    try:
+        info = folder.lstat()
+    except OSError:
+        return False
+    owners = {os.geteuid()}
+    if os.geteuid() == 0:
+        import pwd
+
+        owners.add(pwd.getpwnam("postgres").pw_uid)
+    return stat.S_ISDIR(info.st_mode) and info.st_uid in owners
 
 
 def _alive(pid: int) -> bool:

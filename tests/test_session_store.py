@@ -8,9 +8,11 @@ under CI, where they fail: .ci/run installs Debian's postgresql.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -18,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from tests.full_disk import no_room_to_grow
-from tests.postgres_server import require_postgres, stop_leftover_servers, throwaway_postgres
+from tests.other_account import needs_root, run_as_another_account
+from tests.postgres_server import PREFIX, require_postgres, stop_leftover_servers, throwaway_postgres
 from tinyagent import LlmClient, ReActAgent, fixed_clock
 from tinyagent.hosting.address import quiet_port_run
 from tinyagent.memory.session import Session
@@ -393,6 +396,36 @@ def test_without_psycopg_the_error_says_what_to_install(monkeypatch):
 )
 def test_safe_url_takes_the_password_out(url, shown):
     assert safe_url(url) == shown and "secret" not in safe_url(url) and "cret" not in safe_url(url)
+
+
+PLANT_A_LEFTOVER = """
+import os
+import shutil
+import sys
+import tempfile
+
+become_another_account()
+folder = sys.argv[1]
+os.makedirs(os.path.join(folder, "data"))
+with open(os.path.join(folder, "owner.pid"), "w") as file:
+    file.write("999999999")  # a maker no longer alive
+with open(os.path.join(folder, "data", "postmaster.pid"), "w") as file:
+    file.write(sys.argv[2] + "\\n")  # the pid pg_ctl stop would signal
+"""
+
+
+@needs_root
+def test_a_leftover_folder_another_account_made_in_tmp_is_not_stopped_or_deleted():
+    """/tmp is every account's: a folder there with the tests' prefix, a dead maker and a postmaster.pid naming some
+    process of the postgres account's is not one of ours, and pg_ctl stop must not signal what it names."""
+    bin_dir = require_postgres()
+    folder = Path(tempfile.gettempdir()) / f"{PREFIX}planted-{os.getpid()}"
+    try:
+        run_as_another_account(PLANT_A_LEFTOVER, str(folder), str(os.getpid()))
+        assert folder not in stop_leftover_servers(bin_dir)
+        assert (folder / "data" / "postmaster.pid").exists()  # left as it was, for its owner
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_server_left_by_a_killed_test_is_stopped_by_its_data_folder(tmp_path):
