@@ -15,7 +15,6 @@ to tell the planner, not a crash or a hang.
 from __future__ import annotations
 
 import re
-from functools import cache
 
 from tinyagent.errors import TinyAgentError
 
@@ -31,14 +30,13 @@ NUMBERED_LINE = re.compile(
     re.IGNORECASE,
 )
 
-
-@cache
-def _nothing_left() -> re.Pattern:
-    return re.compile(
-        r"^\s*+(?:no (?:further|more) steps?|nothing (?:more|else|left) to do|none|没有后续步骤|无需后续步骤|没有了|无)"
-        r"\s*+[.。!！]?\s*+$",
-        re.IGNORECASE,
-    )
+# A reply that says only that nothing is left to do (the re-planner is told to write NO_FURTHER_STEPS then): with
+# `allow_empty`, the empty plan. Its runs of spaces are possessive too.
+NOTHING_LEFT = re.compile(
+    r"^\s*+(?:no (?:further|more) steps?|nothing (?:more|else|left) to do|none|没有后续步骤|无需后续步骤|没有了|无)"
+    r"\s*+[.。!！]?\s*+$",
+    re.IGNORECASE,
+)
 
 
 class PlanError(TinyAgentError, ValueError):
@@ -58,7 +56,7 @@ def parse_plan(text: str, *, allow_empty: bool = False, max_steps: int = MAX_PLA
     """
     if not isinstance(text, str):
         raise PlanError(f"the plan must be text, got {type(text).__name__}")
-    if allow_empty and _nothing_left().match(_plain(text)):
+    if allow_empty and NOTHING_LEFT.match(_plain(text)):
         return []
     steps: list[list[str]] = []  # each step's lines, joined at the end
     last_number = 0
