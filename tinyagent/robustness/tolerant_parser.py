@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from tinyagent.events import Event, Observation, Stopped, event_kind
@@ -126,27 +127,34 @@ _NO_TOOL = {"", "none", "null", "nil", "n/a", "na", "no", "nothing", "无", "没
 _MAX_JSON_TRIES = 20  # "{" positions tried per reply: a long reply full of braces costs no more than this
 
 
+@dataclass
 class _Section:
     """A keyed line and the unkeyed lines under it; `key` None is the text before the first key.
-    (Plain classes, not dataclasses: building a dataclass costs milliseconds at import.)"""
 
-    def __init__(self, key: str | None, lines: list[str], raw: list[str], repairs: list[str] | None = None):
-        self.key, self.lines, self.raw, self.repairs = key, lines, raw, repairs or []
+    lines:   the key's value (the first line, before any key), then the lines under it, without trailing spaces
+    raw:     the same lines as written (a JSON agent's object is read from them)
+    repairs: what had to be forgiven to read the key
+    """
+
+    key: str | None
+    lines: list[str]
+    raw: list[str]
+    repairs: list[str] = field(default_factory=list)
 
     @property
     def value(self) -> str:
         return "\n".join(self.lines).strip()
 
 
+@dataclass
 class _Found:
     """What the parser found so far: a thought, an action, an answer, and every repair it made."""
 
-    def __init__(self) -> None:
-        self.thought = ""
-        self.action: Action | None = None
-        self.complete = True  # False when the action's input may have been cut off (finish_reason "length")
-        self.final: str | None = None
-        self.repairs: list[str] = []
+    thought: str = ""
+    action: Action | None = None
+    complete: bool = True  # False when the action's input may have been cut off (finish_reason "length")
+    final: str | None = None
+    repairs: list[str] = field(default_factory=list)
 
     def repaired(self, *names: str) -> None:
         self.repairs.extend(name for name in names if name not in self.repairs)
