@@ -230,15 +230,15 @@ def to_json(results: Iterable[AttackResult]) -> list[dict]:
 
 
 def plot_suite(figures: Iterable[AttackResult] | dict, title: str = "the attack suite"):
-    """Grouped bars (lesson 18's `_bars`): attack success and task success per defence."""
-    from tinyagent.evaluation.plots import _bars, _pyplot
+    """Grouped bars (lesson 18's `grouped_bars`): attack success and task success per defence."""
+    from tinyagent.evaluation.plots import grouped_bars, pyplot
 
     figures = figures if isinstance(figures, dict) else rates(figures)
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 4))
     labels = list(figures)
-    _bars(ax, labels, [("attack success", [figures[d]["attack"] for d in labels]),
-                       ("task success", [figures[d]["task"] for d in labels])], title, "share of runs")
+    grouped_bars(ax, labels, [("attack success", [figures[d]["attack"] for d in labels]),
+                              ("task success", [figures[d]["task"] for d in labels])], title, "share of runs")
     ax.set_xlim(0, 1)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, frameon=False)  # below: clear of the bars
     fig.tight_layout()

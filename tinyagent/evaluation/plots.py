@@ -6,7 +6,8 @@
     plot_reports(reports, tokens_unknown=["a label"])   that report's tokens read n/a: nobody counted them
 
 Each returns a matplotlib Figure of a fixed size, closed to pyplot, so a notebook shows it once (as the
-cell's value) and its text form, "<Figure size 1200x800 with 3 Axes>", is the same on every run.
+cell's value) and its text form, "<Figure size 1200x800 with 3 Axes>", is the same on every run. Their bars
+are drawn by `grouped_bars`, which lesson 25's attack chart draws with too.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#D
            "#CCB974", "#64B5CD", "#2F4B7C")
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib's pyplot, or an ImportError that says how to install it."""
     # The first import of matplotlib on a machine builds a font cache and logs a warning about it, which
     # would land in the notebook's output once and never again: a difference nbval would report.
     logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
@@ -35,8 +37,8 @@ def _pyplot():
     return plt
 
 
-def _bars(ax, labels: list[str], series: list[tuple[str, list[float]]], title: str, xlabel: str) -> None:
-    """Horizontal grouped bars: one group per label (top to bottom), one bar per series."""
+def grouped_bars(ax, labels: list[str], series: list[tuple[str, list[float]]], title: str, xlabel: str) -> None:
+    """Horizontal grouped bars on `ax`: one group per label (top to bottom), one bar per series (name, values)."""
     n = max(len(series), 1)
     height = 0.8 / n
     for i, (name, values) in enumerate(series):
@@ -53,7 +55,7 @@ def _bars(ax, labels: list[str], series: list[tuple[str, list[float]]], title: s
 
 def _task_columns(reports: EvalReport | Sequence[EvalReport]):
     """The reports as a list, every task id in order, and `column(get)`: each report's label with `get(result)`
-    per task (0 where the report has no result for it), the series `_bars` draws."""
+    per task (0 where the report has no result for it), the series `grouped_bars` draws."""
     reports = [reports] if isinstance(reports, EvalReport) else list(reports)
     ids = list(dict.fromkeys(r.id for report in reports for r in report.results))
     by = [{r.id: r for r in report.results} for report in reports]
@@ -67,16 +69,16 @@ def _task_columns(reports: EvalReport | Sequence[EvalReport]):
 
 def plot_tasks(reports: EvalReport | Sequence[EvalReport], title: str = ""):
     """Three panels, one row per task: checks passed (of 4; 4 is a passed task), steps, tokens."""
-    plt = _pyplot()
+    plt = pyplot()
     reports, ids, column = _task_columns(reports)
 
     fig, axes = plt.subplots(1, 3, figsize=TASKS_FIGSIZE, sharey=True)
-    _bars(axes[0], ids, column(lambda r: len(CHECKS) - len(r.failed_checks)), "success",
-          f"checks passed (of {len(CHECKS)})")
+    grouped_bars(axes[0], ids, column(lambda r: len(CHECKS) - len(r.failed_checks)), "success",
+                 f"checks passed (of {len(CHECKS)})")
     axes[0].set_xlim(0, len(CHECKS))
     axes[0].set_xticks(range(len(CHECKS) + 1))
-    _bars(axes[1], ids, column(lambda r: r.steps), "steps", "rounds of the loop")
-    _bars(axes[2], ids, column(lambda r: r.tokens), "tokens", "prompt + completion")
+    grouped_bars(axes[1], ids, column(lambda r: r.steps), "steps", "rounds of the loop")
+    grouped_bars(axes[2], ids, column(lambda r: r.tokens), "tokens", "prompt + completion")
     return _per_task_figure(plt, fig, axes[2], reports, title)
 
 
@@ -95,12 +97,12 @@ def _per_task_figure(plt, fig, last, reports: list[EvalReport], title: str):
 def plot_costs(reports: EvalReport | Sequence[EvalReport], title: str = ""):
     """Two panels, one row per task: model calls and tokens, what each task cost (the rounds of plot_tasks count
     the highest round of a trace, less than the calls when one agent's rounds run inside another's)."""
-    plt = _pyplot()
+    plt = pyplot()
     reports, ids, column = _task_columns(reports)
 
     fig, axes = plt.subplots(1, 2, figsize=TASKS_FIGSIZE, sharey=True)
-    _bars(axes[0], ids, column(lambda r: r.model_calls), "model calls", "calls to the model")
-    _bars(axes[1], ids, column(lambda r: r.tokens), "tokens", "prompt + completion")
+    grouped_bars(axes[0], ids, column(lambda r: r.model_calls), "model calls", "calls to the model")
+    grouped_bars(axes[1], ids, column(lambda r: r.tokens), "tokens", "prompt + completion")
     return _per_task_figure(plt, fig, axes[1], reports, title)
 
 
@@ -110,7 +112,7 @@ def plot_reports(reports: Sequence[EvalReport], title: str = "the suite, model b
 
     `tokens_unknown` names the reports (by label) whose tokens nobody counted, such as a framework that streamed
     its replies without asking for the usage: their tokens read "n/a" with no bar, where 0 would be a claim."""
-    plt = _pyplot()
+    plt = pyplot()
     reports = list(reports)
     unknown = set(tokens_unknown) & {report.label for report in reports}
     labels = [report.label for report in reports]
@@ -121,14 +123,14 @@ def plot_reports(reports: Sequence[EvalReport], title: str = "the suite, model b
 
     fig, axes = plt.subplots(1, 3, figsize=REPORTS_FIGSIZE, sharey=True)
     rates = [s["success_rate"] * 100 for s in summaries]
-    _bars(axes[0], labels, [("", rates)], "success", "% of tasks passed")
+    grouped_bars(axes[0], labels, [("", rates)], "success", "% of tasks passed")
     axes[0].set_xlim(0, 118)  # room for the label beside a full bar
     axes[0].set_xticks(range(0, 101, 20))
     axes[0].bar_label(axes[0].containers[0], labels=[percent(s["success_rate"]) for s in summaries], padding=2, fontsize="small")
-    _bars(axes[1], labels, [("", per_task("steps"))], "steps", "rounds per task")
+    grouped_bars(axes[1], labels, [("", per_task("steps"))], "steps", "rounds per task")
     tokens = [0 if label in unknown else value
               for label, value in zip(labels, per_task("prompt_tokens+completion_tokens"))]
-    _bars(axes[2], labels, [("", tokens)], "tokens", "tokens per task")
+    grouped_bars(axes[2], labels, [("", tokens)], "tokens", "tokens per task")
     for row, label in enumerate(labels):
         if label in unknown:
             axes[2].text(0, row, " n/a", va="center", fontsize="small")
