@@ -24,7 +24,6 @@ import re
 import sqlite3
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 
 SECTION_SEPARATOR = " › "
 
@@ -273,7 +272,6 @@ def _copy_documents_from_main(conn: sqlite3.Connection) -> None:
     )
 
 
-@lru_cache(maxsize=1024)  # a new shop splits each entry twice, for its index and for the index's fingerprint
 def indexed_terms(title: str, body: str) -> tuple[str, str]:
     """The title and body text that go into the FTS5 table: terms separated by spaces."""
     return " ".join(search_terms(title)), " ".join(search_terms(body))
