@@ -48,7 +48,6 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any, ClassVar
 
 from tinyagent.errors import TinyAgentError
@@ -128,7 +127,7 @@ class ContextBudget:
         self.max_tokens = max_tokens
         self.tool_filter = tool_filter
         self.counter = counter or token_counter()
-        self._cost = _MessageCost(self.counter)  # kept between requests: old messages are counted once
+        self._cost = _MessageCost(self.counter)
 
     def __repr__(self) -> str:
         return f"ContextBudget({self.max_tokens}, tool_filter={self.tool_filter!r}, counter={self.counter.name!r})"
@@ -323,28 +322,25 @@ def called_tools(messages: list[dict], tools: ToolRegistry | None = None) -> lis
 
 
 class _MessageCost:
-    """Tokens of one message by `request_tokens`' rule, remembered per message text (a conversation is
-    counted again at every round, and its old messages do not change)."""
+    """Tokens of one message by `request_tokens`' rule, and of a request's `tools`."""
 
     def __init__(self, counter: TokenCounter):
         self.counter = counter
         self.reply = counter.chat([])  # the reply's start: a request of no messages costs only that
-        self._one = lru_cache(maxsize=4096)(self._count)
 
     def __call__(self, message: dict) -> int:
-        # What the chat rule reads of a message, as JSON text so that its count can be remembered: the role, the
-        # name, the content (a string, or parts, each counted on its own as the rule does: "hello" and "world" are
-        # two tokens, "helloworld" one; an image's bytes, which no rule counts, as their repr) and the tool calls
-        # (their names and arguments, as a provider counts them).
+        # What the chat rule reads of a message: the role, the name, the content (a string, or parts, each counted
+        # on its own as the rule does: "hello" and "world" are two tokens, "helloworld" one) and the tool calls
+        # (their names and arguments, as a provider counts them). Counted as the request's JSON carries it: tool
+        # calls kept in a tuple are a list there, and a value JSON cannot hold (an image's bytes, which no rule
+        # counts) is its repr.
         content = _checked_content(message)
         counted = {"role": str(message.get("role") or ""), "content": "" if content is None else content,
                    "tool_calls": message.get("tool_calls") or None}
         if message.get("name"):
             counted["name"] = str(message["name"])
-        return self._one(json.dumps(counted, ensure_ascii=False, sort_keys=True, default=repr))
-
-    def _count(self, counted: str) -> int:
-        return self.counter.chat([json.loads(counted)]) - self.reply
+        as_sent = json.loads(json.dumps(counted, ensure_ascii=False, sort_keys=True, default=repr))
+        return self.counter.chat([as_sent]) - self.reply
 
     def tools(self, specs: list[dict] | None) -> int:
         return self.counter.text(json.dumps(specs, ensure_ascii=False)) if specs else 0
