@@ -5,34 +5,33 @@
 
 tools     the calls the task needs were made (each at least as often as listed), a refund only after the task's
           checks (REFUND_CHECKS: the order, the date, the policy; the other calls in any order), queryOrder and
-          applyRefund on the customer's orders (the ids in the question; the tracking number and the search
-          query are not read), no
-          other tool was called (except the task's `may_also_call`), none came back with an error, no call
-          was repeated (alike as the tool reads its input: {"orderId": "88231"} is 88231), and applyRefund was
-          called at most once
+          applyRefund on the customer's orders (the ids in the question; the tracking number and the search query
+          are not read), no other tool was called (except the task's `may_also_call`), none came back with an
+          error, no call was repeated (alike as the tool reads its input: {"orderId": "88231"} is 88231), and
+          applyRefund was called at most once
 database  the refunds table holds a row for exactly the task's `refunds`: none for a question
-answer    the run ended with an answer (not a stop), holding every fact as a fact (see `holds_fact`: 15
-          as the whole number 15, not inside 1.15 or 2015, nor beside a hedge; a word such as cancel where no
-          negation is next to it), reaching the task's conclusion if it has one (conclusions.py: the refund
-          submitted, the refund refused, the order under warranty, a refund possible), in the customer's language, naming no refund id the refunds table does not hold,
-          no order the customer did not name (five digits), and, in a task that writes no refund, not saying one
-          was submitted when none was (`claims_refund`, a word check)
-format    every reply followed the protocol: each one could be read, none ended at max_tokens (a reply cut
-          there is unreadable, whatever its first lines said), none had to be cut at the stop sequence (the
-          model wrote past its turn, into an Observation), and the answer came as a Final Answer rather than
-          as prose the loop's fallback took
+answer    the run ended with an answer (not a stop), holding every fact as a fact (see `holds_fact`: 15 as the
+          whole number 15, not inside 1.15 or 2015, nor beside a hedge; a word such as cancel where no negation is
+          next to it), reaching the task's conclusion if it has one (conclusions.py: the refund submitted, the
+          refund refused, the order under warranty, a refund possible), in the customer's language, naming no
+          refund id the refunds table does not hold, no order the customer did not name (five digits), and, in a
+          task that writes no refund, not saying one was submitted when none was (`claims_refund`, a word check)
+format    every reply followed the protocol: each one could be read, none ended at max_tokens (a reply cut there is
+          unreadable, whatever its first lines said), none had to be cut at the stop sequence (the model wrote past
+          its turn, into an Observation), and the answer came as a Final Answer rather than as prose the loop's
+          fallback took
 
 A task passes when all four pass. Three checks read behaviour, what the run did: tools (the calls and, for
 queryOrder and applyRefund, their order ids), database (the refunds table) and format (the replies). The answer
 check reads words: it finds the facts, the order ids and the refund words as substrings, and reads a claim in its
 clause, with the words next to it, and the yes or no an answer opens with (conclusions.py): so "no refund was
-submitted" and "the refund might be approved" are no claim that one was, "the refund was not declined" is no refusal,
-"No, not covered" beside the warranty task's right 343 days fails, "No, you cannot return it" fails the return
-question, and "Maybe SF1234567890?" does not state the id. It still cannot read what a sentence means: a negation
-more than six words from its claim, in a clause of its own or about something else next to it is misread, a
-conclusion worded in words its lists do not hold is not found, and a fact counts wherever it stands (the right number
-for another thing, "signed for 15 days ago", holds the return window's 15). The outcome is plain data, so a test can build a wrong
-run by hand and see each check fail.
+submitted" and "the refund might be approved" are no claim that one was, "the refund was not declined" is no
+refusal, "No, not covered" beside the warranty task's right 343 days fails, "No, you cannot return it" fails the
+return question, and "Maybe SF1234567890?" does not state the id. It still cannot read what a sentence means: a
+negation more than six words from its claim, in a clause of its own or about something else next to it is misread,
+a conclusion worded in words its lists do not hold is not found, and a fact counts wherever it stands (the right
+number for another thing, "signed for 15 days ago", holds the return window's 15). The outcome is plain data, so a
+test can build a wrong run by hand and see each check fail.
 """
 
 from __future__ import annotations
@@ -400,12 +399,12 @@ _REFUND_ID = re.compile(r"(?<![0-9A-Z])RF[0-9]{12}(?![0-9A-Z])")  # as the shop 
 def written_in(text: str, quoted: Iterable[str] = ()) -> str | None:
     """"zh" or "en": the language the writer of `text` used; None when it holds no word at all (ids and dates only).
 
-    An answer quotes the shop: an English one the product, the carrier or a policy in Chinese ("比特 S10
-    Pro 扫地机"), a Chinese one the ids (SF1234567890) or a product's Latin name ("AirPure"). So the Han
-    characters and the Latin words copied from `quoted` (the tools' results) do not count, nor do ids (words
-    with a digit); what is left, the writer's own Han characters against the letters of its own Latin words,
-    says which language it wrote in. When every word was copied, the copied words decide: an English customer
-    answered only with the shop's Chinese ("SF1234567890 已签收") got no English. It tells the two scripts apart, no more: Spanish counts as English here,
+    An answer quotes the shop: an English one the product, the carrier or a policy in Chinese ("比特 S10 Pro 扫地机"), a
+    Chinese one the ids (SF1234567890) or a product's Latin name ("AirPure"). So the Han characters and the Latin
+    words copied from `quoted` (the tools' results) do not count, nor do ids (words with a digit); what is left,
+    the writer's own Han characters against the letters of its own Latin words, says which language it wrote in.
+    When every word was copied, the copied words decide: an English customer answered only with the shop's Chinese
+    ("SF1234567890 已签收") got no English. It tells the two scripts apart, no more: Spanish counts as English here,
     and Japanese kanji as Chinese (the suite's customers write Chinese or English).
     """
     quoted = list(quoted)

@@ -4,10 +4,10 @@
     report = evaluate(llm, protocol="function", langs=["en"], max_steps=6)
     report = evaluate(LlmClient.classroom("classroom-sloppy"), parts=[TolerantRead()], label="sloppy, tolerant")
 
-Each task gets a new in-memory shop with the course's clock (2026-06-30 19:05:23), so one task's refund
-cannot change the next task's answer, and the facts of the suite hold. Options other than the ones named
-go to the agent (`ReActAgent` or `FunctionCallingAgent`, or whatever `build(llm, tools, **options)` makes in their
-place, as lesson 21's `build=shop_team` does): max_tokens, parts, ...
+Each task gets a new in-memory shop with the course's clock (2026-06-30 19:05:23), so one task's refund cannot
+change the next task's answer, and the facts of the suite hold. Options other than the ones named go to the agent
+(`ReActAgent` or `FunctionCallingAgent`, or whatever `build(llm, tools, **options)` makes in their place, as lesson
+21's `build=shop_team` does): max_tokens, parts, ...
 Nothing here raises for what a model gets wrong: a failed model call ends its run ("llm_error"), and the
 task fails its checks like any other wrong run. A run that raises (a model client with a bug of its own) fails
 every check of its task, saying what it raised, and the suite goes on: the results so far are not lost.

@@ -265,8 +265,9 @@ class BudgetedRequest:
 
 def offered_tools(run: Any, options: dict) -> ToolRegistry:
     """The tools the wrapped part offers, among which the filter chooses: a part before this one may offer fewer
-    than the agent has (lesson 25's OfferOnly), and the filter must never add one back. In function calling they are the request's `tools`;
-    a text prompt whose tool list another part narrowed is left as it was built, so the agent's are given."""
+    than the agent has (lesson 25's OfferOnly), and the filter must never add one back. In function calling they
+    are the request's `tools`; a text prompt whose tool list another part narrowed is left as it was built, so the
+    agent's are given."""
     if "tools" not in options:
         return run.agent.tools
     names = {spec.get("function", {}).get("name") for spec in options["tools"] or ()}

@@ -64,11 +64,11 @@ def changes_made(trace: Trace, guards: Callable[[str], bool]) -> list[str]:
 
 
 def calls_cut_short(trace: Trace, guards: Callable[[str], bool]) -> list[str]:
-    """Each call of a tool `guards` names that has no result in the trace, as one line: "applyRefund {...} ->
-    (no result: the run stopped while it ran; it may have been made)", in the trace's language. For a run that
-    ended inside a call (Ctrl-C or a `kill`, raised while the refund's write waited or had just committed): the shop
-    may hold its change while the trace does not. A run stopped between two events (lesson 19's service's) has not started
-    the calls it has no result for: it asks changes_made alone."""
+    """Each call of a tool `guards` names that has no result in the trace, as one line: "applyRefund {...} -> (no
+    result: the run stopped while it ran; it may have been made)", in the trace's language. For a run that ended
+    inside a call (Ctrl-C or a `kill`, raised while the refund's write waited or had just committed): the shop may
+    hold its change while the trace does not. A run stopped between two events (lesson 19's service's) has not
+    started the calls it has no result for: it asks changes_made alone."""
     said = CUT_SHORT.get(trace.lang, CUT_SHORT["en"])
     room = MAX_CHANGE_CHARS - len(said) - len(" -> ")  # the call is shortened, never the words that it may be made
     return [f"{shortened(one_line(f'{call.name} {call.input}'), room)} -> {said}"

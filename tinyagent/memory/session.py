@@ -16,17 +16,17 @@
     Session(agent, facts=facts, user_id="u1")              # recalled facts are given to every run
 
 The agent stays as it is: a run is `agent.run(question, history=messages)` (any agent with that method:
-`ReActAgent`, `FunctionCallingAgent`). What the session keeps of each run is a `Turn`: the user's question and
-the run's final answer, plus figures. The run's inner rounds (Thought, Action, Observation) are not kept: the
-next run sees the earlier turns as plain user/assistant messages, as a chat app shows them. So a later turn
-that needs an earlier tool result (a tracking number) must find it in an earlier answer, or call the tool
-again. A run that stopped without an answer of its own (lesson 06's step cap, the model failing, lesson 13's budget)
-answers with the loop's canned sentence: what it had changed by then (a refund written: run_changes.py) is
-said after that sentence, in the answer `ask` returns and in the answer the Turn keeps, so neither the caller
-nor the next run is told less than was done. After lesson 10's closing reply (the model's best answer at a limit)
-the changes are said too, as that reply may leave them out. Which tools change something: a team's own list
-(lesson 21), else every tool not marked `read_only` (tools.Tool). The memory strategy (session_memory.py) decides how much of
-the history each run is given.
+`ReActAgent`, `FunctionCallingAgent`). What the session keeps of each run is a `Turn`: the user's question and the
+run's final answer, plus figures. The run's inner rounds (Thought, Action, Observation) are not kept: the next run
+sees the earlier turns as plain user/assistant messages, as a chat app shows them. So a later turn that needs an
+earlier tool result (a tracking number) must find it in an earlier answer, or call the tool again. A run that
+stopped without an answer of its own (lesson 06's step cap, the model failing, lesson 13's budget) answers with the
+loop's canned sentence: what it had changed by then (a refund written: run_changes.py) is said after that sentence,
+in the answer `ask` returns and in the answer the Turn keeps, so neither the caller nor the next run is told less
+than was done. After lesson 10's closing reply (the model's best answer at a limit) the changes are said too, as
+that reply may leave them out. Which tools change something: a team's own list (lesson 21), else every tool not
+marked `read_only` (tools.Tool). The memory strategy (session_memory.py) decides how much of the history each run
+is given.
 
 Messages given to a run, in order: recalled facts (a system message), then the memory's messages (a summary
 as a system message, then user/assistant pairs). The agent puts its own system prompt first and the new

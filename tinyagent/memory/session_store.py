@@ -18,12 +18,13 @@ figures), not the run's inner rounds. The data is in the database, not in the Py
 process (a restarted kernel, another worker of a web service) that opens the same file or URL sees the
 same sessions.
 
-Several processes may write turns to the same session at once (two browser tabs, two workers behind a
-load balancer). Numbering them is a read-then-write (the next number is the count plus one), so each
-append is one transaction whose first statement creates the session's row or counts one more turn on it and returns
-the new count (`INSERT ... ON CONFLICT (id) DO UPDATE SET turn_count = sessions.turn_count + 1 RETURNING
-turn_count`): PostgreSQL locks that row until the transaction ends, and SQLite (`BEGIN IMMEDIATE`) the whole database. The other writers wait their turn; nobody's turn is lost or
-numbered twice. The same SQL serves both backends; only the placeholders differ (`?` and `%s`).
+Several processes may write turns to the same session at once (two browser tabs, two workers behind a load
+balancer). Numbering them is a read-then-write (the next number is the count plus one), so each append is one
+transaction whose first statement creates the session's row or counts one more turn on it and returns the new count
+(`INSERT ... ON CONFLICT (id) DO UPDATE SET turn_count = sessions.turn_count + 1 RETURNING turn_count`): PostgreSQL
+locks that row until the transaction ends, and SQLite (`BEGIN IMMEDIATE`) the whole database. The other writers
+wait their turn; nobody's turn is lost or numbered twice. The same SQL serves both backends; only the placeholders
+differ (`?` and `%s`).
 
 Why PostgreSQL at all: an SQLite file lives on one machine and lets one writer in at a time. A service
 with several workers on several machines (lesson 19) needs a database server they all reach.

@@ -11,13 +11,14 @@ This Python's SQLite reads a name that starts with "file:" as a URI even when as
 "file:sessions.db?mode=memory" kept its turns in memory, and lost them without a word when it closed. `connect_file`
 names the file by a URI built from its path, whatever its name holds.
 
-A file a store cannot use (a folder, a text file, another program's lock held too long, a full disk, a read-only file
-or folder, a file moved away while open) is said in one line that names the store and the path and says what to do,
-the same words in every store (`why_unusable`): SQLite's own ("attempt to write a readonly database" for a file that
-was moved, "unable to open database file" for a folder that cannot be written, and for a path longer than SQLite
-opens) name neither and send people the wrong way. A path that can never be a store's file (empty or blank, a folder, a pipe, a device) is refused before
-anything is made (`why_not_a_file`): "  " was a file named by two spaces in the current folder. And an opening that
-fails leaves nothing the user did not have before (`left_as_found`): not the empty file, nor the folders made for it.
+A file a store cannot use (a folder, a text file, another program's lock held too long, a full disk, a read-only
+file or folder, a file moved away while open) is said in one line that names the store and the path and says what
+to do, the same words in every store (`why_unusable`): SQLite's own ("attempt to write a readonly database" for a
+file that was moved, "unable to open database file" for a folder that cannot be written, and for a path longer than
+SQLite opens) name neither and send people the wrong way. A path that can never be a store's file (empty or blank,
+a folder, a pipe, a device) is refused before anything is made (`why_not_a_file`): "  " was a file named by two
+spaces in the current folder. And an opening that fails leaves nothing the user did not have before
+(`left_as_found`): not the empty file, nor the folders made for it.
 
 A file a store makes is its own account's alone (0600, `make_private`): on a machine shared with other people, a
 conversation in it is nobody else's to read, whatever the folder around it allows.

@@ -90,8 +90,8 @@ STREAM_LABELS = {
 
 @event_kind
 class ReplyDelta(Event):
-    """A piece of the model's reply as it arrives (lesson 14: an agent with `StreamedSend()` mounted), before the round's
-    LlmCall. Joined, the pieces of a round are that LlmCall's text (already cut at the stop strings).
+    """A piece of the model's reply as it arrives (lesson 14: an agent with `StreamedSend()` mounted), before the
+    round's LlmCall. Joined, the pieces of a round are that LlmCall's text (already cut at the stop strings).
 
     text:      the new piece, never empty
     elapsed_s: seconds from the request to this piece (varies run to run; printed traces leave it out)

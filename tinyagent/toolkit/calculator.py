@@ -16,15 +16,13 @@ does not know is refused, so anything that is not arithmetic is refused:
                 that is too large or too small, a negative number to a fractional power, text that is not
                 arithmetic
 
-It computes with fractions (`fractions.Fraction`), each number read as it is written, so a price stays a
-price: 1999 * 0.85 is 1699.15 and 0.1 + 0.2 is 0.3, where floats give 1699.1499999999999 and
-0.30000000000000004. A fractional power (2 ** 0.5) has no exact
-fraction: it is computed to ROUNDED_DIGITS significant digits, and the result says it is not exact. So is a
-result whose exact fraction would outgrow MAX_RESULT_BITS bits: 1.0001 ** 365 is about 1.037, but exactly a
-fraction of some 4,850 bits. For convenience, `×` and
-`÷` are read as `*` and `/`, and `^` as `**`: a calculator's power, where Python would read `2 ^ 10` as
-exclusive-or (8). The tool's answer then says so in a "note", so neither the model nor the reader of the trace
-is left to guess which one was computed.
+It computes with fractions (`fractions.Fraction`), each number read as it is written, so a price stays a price:
+1999 * 0.85 is 1699.15 and 0.1 + 0.2 is 0.3, where floats give 1699.1499999999999 and 0.30000000000000004. A
+fractional power (2 ** 0.5) has no exact fraction: it is computed to ROUNDED_DIGITS significant digits, and the
+result says it is not exact. So is a result whose exact fraction would outgrow MAX_RESULT_BITS bits: 1.0001 ** 365
+is about 1.037, but exactly a fraction of some 4,850 bits. For convenience, `×` and `÷` are read as `*` and `/`,
+and `^` as `**`: a calculator's power, where Python would read `2 ^ 10` as exclusive-or (8). The tool's answer then
+says so in a "note", so neither the model nor the reader of the trace is left to guess which one was computed.
 """
 
 from __future__ import annotations

@@ -20,11 +20,12 @@ How a person answers, two ways:
                  or a word such as "yes"/"no"/"是"/"否"), at most `timeout_s` seconds; fn runs in a thread of
                  its own, so one that never returns (an `input()` nobody answers) still times out. Right for a
                  script, a terminal (`ask_on_console`), or a server whose request handler waits.
-    step by step without `ask`: the run pauses. An agent with `parts=[GatedAct(gate)]` yields an `ApprovalRequested`
-                 event after the ToolCall, before the tool would run; whoever drives the run (`run.advance()`, a widget) shows it,
-                 calls `gate.answer(request.id, True/False)` when the person decides, and advances again. This
-                 is the way inside a notebook: a cell that blocks waiting for a click can never get the click,
-                 because the kernel handles the click only after the cell ends (widgets/approval_panel.py).
+    step by step without `ask`: the run pauses. An agent with `parts=[GatedAct(gate)]` yields an
+                 `ApprovalRequested` event after the ToolCall, before the tool would run; whoever drives the run
+                 (`run.advance()`, a widget) shows it, calls `gate.answer(request.id, True/False)` when the person
+                 decides, and advances again. This is the way inside a notebook: a cell that blocks waiting for a
+                 click can never get the click, because the kernel handles the click only after the cell ends
+                 (widgets/approval_panel.py).
 
 If a run is advanced past the pause with no answer and no callback, the gate waits out `timeout_s` and the
 request times out. A run abandoned while it waits closes its request as an error: nothing runs later.
@@ -443,9 +444,9 @@ class GatedAct:
 
 def settling_part(part: Any) -> Any | None:
     """The first part of an act part's chain (it, the part it wraps, and so on) that settles calls itself before
-    they run (its class says `settles_calls = True`, as GatedAct's does, and lesson 21's HandoffAct's), or None. Such a part does its work in
-    `__call__` and runs the calls with the `perform` of the part it wraps: one around another would skip the inner
-    one's work."""
+    they run (its class says `settles_calls = True`, as GatedAct's does, and lesson 21's HandoffAct's), or None.
+    Such a part does its work in `__call__` and runs the calls with the `perform` of the part it wraps: one around
+    another would skip the inner one's work."""
     return part_in_chain(part, lambda part: getattr(part, "settles_calls", False))
 
 
