@@ -16,6 +16,7 @@ every check of its task, saying what it raised, and the suite goes on: the resul
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
@@ -44,7 +45,7 @@ def run_eval_task(task: EvalTask, llm: Any, protocol: str = "text", *, now: str 
             answer=None, steps=0, model_calls=0, tool_calls=(), refunds=(), prompt_tokens=0, completion_tokens=0,
             seconds=round(time.perf_counter() - started, 3),
         )
-    seconds = round(time.perf_counter() - started, 3)  # milliseconds: as the JSON keeps them
+    seconds = round(time.perf_counter() - started, 3)  # to the millisecond, as the JSON keeps them
     trace = result.trace
     usage = trace.total_usage()
     outcome = RunOutcome.from_run(result, refunds)
@@ -94,7 +95,7 @@ def evaluate(
         raise ValueError("no task to run: the names, languages or tasks given leave none")
     for task in chosen:
         check_task(task)
-    twice = [task.id for task in chosen if [t.id for t in chosen].count(task.id) > 1]
+    twice = [task_id for task_id, listed in Counter(task.id for task in chosen).items() if listed > 1]
     if twice:
         raise ValueError(f"the task {twice[0]!r} is listed twice: each task's name and language is one task")
     report = EvalReport(getattr(llm, "model", "?"), protocol, [], now, max_steps, label)

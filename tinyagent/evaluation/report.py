@@ -12,6 +12,7 @@ run to run; everything else is the same on every run of the classroom model.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -308,8 +309,8 @@ def report_problems(data: Any) -> list[str]:
     for task in tasks:
         if task["passed"] != all(check["passed"] for check in task["checks"].values()):
             problems.append(f"the task {task['name']} ({task['lang']}) says passed {task['passed']} against its checks")
-    ids = [(task["name"], task["lang"]) for task in tasks]
-    problems += [f"the task {name} ({lang}) is there twice" for name, lang in dict.fromkeys(ids) if ids.count((name, lang)) > 1]
+    listed = Counter((task["name"], task["lang"]) for task in tasks)
+    problems += [f"the task {name} ({lang}) is there twice" for (name, lang), n in listed.items() if n > 1]
     if not problems:
         counted = EvalReport("", "text", [TaskResult.from_dict(task) for task in tasks], "", 1).summary
         problems += [f"the summary's {key} is {data['summary'][key]!r}, the tasks give {counted[key]!r}"
