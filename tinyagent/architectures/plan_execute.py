@@ -173,8 +173,12 @@ class PlanAndExecuteAgent:
     tools:      the ToolRegistry the steps may use (the planner sees its list, to plan what can be done)
     executor:   the ReActAgent that runs each step (default: a ReActAgent on `llm` and `tools`, with
                 STEP_MAX_STEPS rounds); its events appear in this run's trace
+    lang:       the run's language (its prompts, its trace, the default executor's); None: each question's own
     max_replans: how many times the rest of the plan may be rewritten after a failed step; a failure after
                 that is reported in the answer and the plan carries on
+    max_plan_attempts: how many times the planner is asked for a plan `parse_plan` can read; after that, the
+                request itself is the one step (the steps left, for a re-plan)
+    max_plan_steps: the most steps a plan may have (`parse_plan`'s `max_steps`)
     """
 
     def __init__(
