@@ -79,7 +79,8 @@ ECHO = "echoed Observation skipped"
 LATER_STEPS = "later steps dropped"
 EMPTY_ACTION = "empty Action ignored"
 
-# The problems `error` names. Short: the agent puts one into a sentence for the model.
+# The problems `error` names. Short: the agent puts one into a sentence for the model. (The loop's own EMPTY_REPLY,
+# its words to the customer when no answer came, is imported above as NO_ANSWER.)
 EMPTY_REPLY = "the reply is empty"
 CUT_OFF = "the reply was cut off at max_tokens (finish_reason: length) before its step was complete"
 NO_TOOL = "the Action line names no tool"
