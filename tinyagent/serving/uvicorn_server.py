@@ -16,6 +16,7 @@ from an object), and they share sessions only through the session store: Postgre
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -108,7 +109,7 @@ class ServiceServer:
 
     def serve_forever(self, stop: StopSignals | None = None) -> str:
         """Serve until SIGINT or SIGTERM; returns the signal's name."""
-        with StopSignals() if stop is None else _already(stop) as waiting:
+        with StopSignals() if stop is None else contextlib.nullcontext(stop) as waiting:
             self.start()
             try:
                 return waiting.wait()
@@ -124,19 +125,6 @@ class ServiceServer:
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped" if self._closed else "not started"
         return f"ServiceServer({self.url}, {state})"
-
-
-class _already:
-    """A StopSignals that is already active, as a context manager that leaves it alone."""
-
-    def __init__(self, stop: StopSignals):
-        self.stop = stop
-
-    def __enter__(self) -> StopSignals:
-        return self.stop
-
-    def __exit__(self, *exc) -> None:
-        pass
 
 
 def _limits(config: ServiceConfig) -> dict:
