@@ -48,10 +48,17 @@ def peer_is_here(client: tuple[str, int], server: tuple[str, int]) -> bool:
         address, own = (ipaddress.ip_address(client[0]), ipaddress.ip_address(server[0]))
     except ValueError:  # no address at all (a test's "testclient"): nothing says it is here
         return False
-    address, own = (getattr(ip, "ipv4_mapped", None) or ip for ip in (address, own))
+    address, own = unmapped(address), unmapped(own)
     if address.is_loopback or address == own:
         return True
     return next(client_sockets(client, server), None) is not None
+
+
+def unmapped(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """The IPv4 address an IPv6 one carries (a dual-stack socket writes an IPv4 client as ::ffff:127.0.0.1), else the
+    address itself."""
+    mapped = address.ipv4_mapped if address.version == 6 else None
+    return mapped or address
 
 
 def scope_ends(scope: dict) -> tuple[tuple[str, int], tuple[str, int]] | None:

@@ -62,7 +62,7 @@ from starlette.routing import Route
 from tinyagent.chat_result import NotJsonNumber
 from tinyagent.editable_trace import EditError
 from tinyagent.errors import TinyAgentError, first_line
-from tinyagent.hosting.peer_account import accounts_can_be_told, peer_is_here, peer_uid, scope_ends
+from tinyagent.hosting.peer_account import accounts_can_be_told, peer_is_here, peer_uid, scope_ends, unmapped
 from tinyagent.hosting.request_heads import host_name, other_site, request_json
 from tinyagent.number_checks import ascii_number
 from tinyagent.safe_text import replace_lone_surrogates
@@ -526,9 +526,7 @@ def from_this_machine(request: Request) -> bool:
         address = ipaddress.ip_address(peer)
     except ValueError:
         return False
-    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 on a dual-stack socket
-    loopback = (mapped or address).is_loopback
-    return loopback and is_loopback_name(host_name(request.headers.get("host", "")))
+    return unmapped(address).is_loopback and is_loopback_name(host_name(request.headers.get("host", "")))
 
 
 def account_of(request: Request) -> int | None:
