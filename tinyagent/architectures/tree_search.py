@@ -90,10 +90,8 @@ class ThoughtCandidate(Event):
 
     def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
         what = f"{self.tool_name}({self.tool_input or ''})" if self.tool_name else f"Final Answer: {self.final_answer}"
-        def num(value: float | None) -> str:
-            return "-" if value is None else f"{value:.2f}"
-        return [TREE_LABELS[lang]["candidate"].format(node=self.node, step=what, model=num(self.model_score),
-                                                      rule=num(self.rule_score), score=f"{self.score:.2f}")]
+        return [TREE_LABELS[lang]["candidate"].format(node=self.node, step=what, model=_num(self.model_score),
+                                                      rule=_num(self.rule_score), score=f"{self.score:.2f}")]
 
 
 @event_kind
@@ -381,7 +379,10 @@ class TreeSearch:
                 if node.id not in looked:
                     looked.add(node.id)
                     grown = yield from self._look_ahead(run, step, node, options)
-                (children.extend(grown) if grown else leaves.append(node))
+                if grown:
+                    children.extend(grown)
+                else:
+                    leaves.append(node)
             if not children:
                 break
             kept = keep_best(leaves + children, self.beam)
@@ -490,7 +491,7 @@ class TreeSearch:
             yield TreeNote(step, where, "budget", f"the next call does not fit the budget ({self._spent_line()})")
             return None
         reply = run.agent.llm.chat(messages, stop=stop, max_tokens=cap)
-        self._pay(messages, cap, reply)
+        self._pay(messages, reply)
         yield LlmCall.of_reply(step, messages, reply)
         return reply
 
@@ -500,7 +501,7 @@ class TreeSearch:
             return False
         return tokens is None or self.tokens + self._count(messages) + cap <= tokens
 
-    def _pay(self, messages: list[dict], cap: int, reply: ChatResult) -> None:
+    def _pay(self, messages: list[dict], reply: ChatResult) -> None:
         self.calls += 1
         self.tokens += tokens_spent(messages, reply.text, reply.usage)
 
@@ -638,7 +639,7 @@ def _searches(trace: Trace, step: int | None):
     for event in trace:
         if step is not None and event.step != step:
             continue
-        if isinstance(event, (ThoughtCandidate, BranchExplored, TreeNote, PathChosen)):
+        if isinstance(event, TREE_EVENTS):
             nodes, explored, notes, chosen = by_round.setdefault(event.step, ({}, {}, [], []))
             if isinstance(event, ThoughtCandidate):
                 nodes[event.node] = event
