@@ -308,7 +308,7 @@ class Team:
             return False
         name = tool_name.strip()
         tool = next((m.registry.get(name) for m in self.members.values() if name in m.registry), None)
-        return not getattr(tool, "read_only", False)
+        return tool is None or not tool.read_only
 
     def hand_off(self, member: Specialist, message: str, step: int, lang: str,
                  handed_from: list[dict] | None = None) -> Iterator[Event]:

@@ -210,9 +210,9 @@ class TreeBudget:
     tokens: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("calls", "tokens"):
-            if getattr(self, name) is not None:
-                check_whole(name, getattr(self, name), also="or None")
+        for name, value in (("calls", self.calls), ("tokens", self.tokens)):
+            if value is not None:
+                check_whole(name, value, also="or None")
 
 
 @dataclass(frozen=True)
@@ -523,7 +523,8 @@ def branch_request(run: Any, steps: list[dict]) -> list[dict]:
 
 def read_only(run: Any, tool_name: str) -> bool:
     """True when the registry's tool says it changes nothing (`Tool.read_only`)."""
-    return getattr(run.agent.tools.get(tool_name), "read_only", False) is True
+    tool = run.agent.tools.get(tool_name)
+    return tool is not None and tool.read_only is True
 
 
 def explorable(run: Any, tool_name: str) -> bool:
