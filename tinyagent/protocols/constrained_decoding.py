@@ -56,6 +56,7 @@ FREE_TEXT_CHARS = 80  # a query or a reason: a short line
 MAX_GRAMMAR_CHARS = 200_000  # a step's grammar past this is refused: the server reads it again at every step
 MAX_SCHEMA_DEPTH = 32  # schemas inside schemas (objects, lists, anyOf): deeper is refused, not followed
 JSON_TYPES = ("string", "integer", "number", "boolean", "null", "array", "object")
+EMPTY = '""'  # GBNF's empty literal: a rule that writes nothing
 _ID_EXAMPLE = re.compile(r"[A-Za-z]*\d[A-Za-z0-9]*")
 
 # What a text the model writes may not hold, so that a reply the grammar allows reads as the step it chose. Lesson
@@ -265,7 +266,7 @@ def _object_rule(schema: Mapping[str, Any], book: RuleBook, name: str, values: M
     for i in reversed(range(len(pieces))):
         piece, needed = pieces[i]
         first = f"{piece} {rest}".strip()
-        start = book.add(f"{name}-start-{i}", first if needed else f'{first} | {start or chr(34) * 2}')
+        start = book.add(f"{name}-start-{i}", first if needed else f'{first} | {start or EMPTY}')
         rest = book.add(f"{name}-rest-{i}", f'ws "," ws {first}' if needed else f'(ws "," ws {piece})? {rest}'.strip())
     return book.add(name, f'"{{" ws {start} ws "}}"')
 
@@ -336,7 +337,7 @@ def input_rules(tool: Tool, book: RuleBook, values: Mapping[str, Iterable[str]] 
         return book.add(f"{tool.name}-input", f"{space}text-char{{1,{free_chars}}}")
     properties = properties_in(schema, tool.name)
     if not properties:
-        return '""'
+        return EMPTY
     key = single_string(tool)
     values = values or {}
     if key is not None:
@@ -348,13 +349,19 @@ def input_rules(tool: Tool, book: RuleBook, values: Mapping[str, Iterable[str]] 
         low, high = _bounds(properties[key], "minLength", "maxLength", f"{tool.name}-{key}")
         high = max(low, free_chars) if high is None else high  # a line has an end
         if high == 0:
-            return '""'
+            return EMPTY
         return book.add(f"{tool.name}-input", f"{space}text-start text-char{{{max(low - 1, 0)},{high - 1}}}")
-    bounded = {k: (dict(s, maxLength=s.get("maxLength", free_chars))
-                   if isinstance(s, Mapping) and s.get("type") == "string" else s)
-               for k, s in properties.items()}
+    bounded = {key: _capped_string(sub, free_chars) for key, sub in properties.items()}
     return book.add(f"{tool.name}-input", space + schema_rules({**schema, "properties": bounded}, book,
                                                                f"{tool.name}-args", values))
+
+
+def _capped_string(schema: Any, chars: int) -> Any:
+    """A string property's schema with a maxLength (`chars` when it gives none), so that its value is one short line;
+    any other schema as it is."""
+    if isinstance(schema, Mapping) and schema.get("type") == "string":
+        return {**schema, "maxLength": schema.get("maxLength", chars)}
+    return schema
 
 
 def input_grammar(tool: Tool, values: Mapping[str, Iterable[str]] | None = None) -> str:
@@ -495,8 +502,8 @@ def step_grammar(choices: StepChoices, tools: Any, *, ids: bool = True, thought_
                 value = input_rules(tool, book, choices.values.get(name, {}))
             else:
                 value = book.add(f"{name}-input", f'(" " text-char{{1,{FREE_TEXT_CHARS}}})?')
-            branches.append(book.add(f"call-{name}",
-                                     f'{literal("Action: " + name + chr(10) + "Action Input:")} {value}'))
+            header = literal(f"Action: {name}\nAction Input:")
+            branches.append(book.add(f"call-{name}", f"{header} {value}"))
         except GrammarError as exc:
             raise GrammarError(f"tool {name}: {exc}") from None
     if choices.final:
@@ -511,11 +518,13 @@ def step_schema(choices: StepChoices, tools: Any, *, answer_chars: int = ANSWER_
     options = []
     for name in choices.tools:
         schema = dict(parameters_of(tools.get(name)) or {"type": "object", "properties": {}})
-        properties = {key: ({**sub, "enum": list(choices.values[name][key])}
-                            if key in choices.values.get(name, {}) else
-                            {**sub, "maxLength": sub.get("maxLength", FREE_TEXT_CHARS)}
-                            if isinstance(sub, Mapping) and sub.get("type") == "string" else sub)
-                      for key, sub in properties_in(schema, f"tool {name}").items()}
+        id_values = choices.values.get(name, {})
+        properties = {}
+        for key, sub in properties_in(schema, f"tool {name}").items():
+            if key in id_values:  # an id: only the values the conversation showed
+                properties[key] = {**sub, "enum": list(id_values[key])}
+            else:  # any other string is capped at one short line
+                properties[key] = _capped_string(sub, FREE_TEXT_CHARS)
         arguments = {"type": "object", "properties": properties, "required": list(properties),
                      "additionalProperties": False}
         options.append({"type": "object", "properties": {"tool": {"const": name}, "arguments": arguments},
