@@ -194,18 +194,7 @@ def schema_rules(schema: Mapping[str, Any], book: RuleBook | None = None, name: 
     if kind in ("integer", "number", "boolean", "null"):
         return f"json-{kind}"
     if kind == "array":
-        if not isinstance(schema.get("items", {}), Mapping):
-            raise GrammarError(f"{name}: items must be one schema; the older list form (a schema per place) is not "
-                               "expressible here")
-        item = schema_rules(schema.get("items", {}), book, f"{name}-item", values, depth + 1)
-        low, high = _bounds(schema, "minItems", "maxItems", name)
-        more = f'(ws "," ws {item}){{{max(low - 1, 0)},{"" if high is None else max(high - 1, 0)}}}'
-        body = f'"[" ws {item} {more} ws "]"'
-        if low == 0:
-            body = f'"[" ws "]" | {body}'
-        if high == 0:
-            body = '"[" ws "]"'
-        return book.add(name, body)
+        return _array_rule(schema, book, name, values, depth)
     if kind == "object" or "properties" in schema:
         return _object_rule(schema, book, name, values, depth)
     if "$ref" in schema:
@@ -233,6 +222,22 @@ def _bounds(schema: Mapping[str, Any], low_key: str, high_key: str, name: str) -
         raise GrammarError(f"{name}: {low_key} {low!r} and {high_key} {high!r} must be below {MAX_REPETITIONS}, "
                            "the most repeats llama.cpp takes in a grammar")
     return low, high
+
+
+def _array_rule(schema: Mapping[str, Any], book: RuleBook, name: str, values: Mapping[str, Iterable[str]],
+                depth: int) -> str:
+    if not isinstance(schema.get("items", {}), Mapping):
+        raise GrammarError(f"{name}: items must be one schema; the older list form (a schema per place) is not "
+                           "expressible here")
+    item = schema_rules(schema.get("items", {}), book, f"{name}-item", values, depth + 1)
+    low, high = _bounds(schema, "minItems", "maxItems", name)
+    more = f'(ws "," ws {item}){{{max(low - 1, 0)},{"" if high is None else max(high - 1, 0)}}}'
+    body = f'"[" ws {item} {more} ws "]"'
+    if low == 0:
+        body = f'"[" ws "]" | {body}'
+    if high == 0:
+        body = '"[" ws "]"'
+    return book.add(name, body)
 
 
 def _object_rule(schema: Mapping[str, Any], book: RuleBook, name: str, values: Mapping[str, Iterable[str]],
