@@ -169,28 +169,43 @@ def parse_grammar(source: str) -> Grammar:
     return grammar
 
 
+@dataclass
+class _RuleText:
+    """One rule's text as it is read, line by line."""
+
+    name: str
+    body: str  # its right side so far
+    line_no: int  # the line it starts on
+    open_groups: int  # how many ( its right side leaves open so far
+
+    def goes_on(self) -> bool:
+        """Whether the next line may continue it, as llama.cpp reads a rule: after `::=`, after `|`, inside ( )."""
+        return not self.body or self.body.endswith("|") or self.open_groups > 0
+
+
 def _rule_texts(source: str):
     """(name, right side, line number) per rule; a line that does not start a rule continues the last, where
     llama.cpp lets a rule go on: after its `::=`, after a `|`, or inside ( ). Anywhere else a new line ends the
     rule, and llama.cpp reads the next line as a new one (`root ::= [A-Z]{2}` then `[0-9]{10}` is refused)."""
-    rules: list[list] = []
+    rules: list[_RuleText] = []
     # Lines end at "\n" only, as llama.cpp reads them: splitlines() also broke a literal at U+2028 or U+0085.
     for line_no, line in enumerate(source.split("\n"), start=1):
         stripped = _strip_comment(line).strip()
         if not stripped:
             continue
         head = re.match(r"([A-Za-z][A-Za-z0-9-]*)\s*::=\s*", stripped)
-        if head:  # [name, right side, line, how many ( it leaves open]
-            rules.append([head.group(1), stripped[head.end():], line_no, _open_groups(stripped[head.end():])])
-        elif rules and (not rules[-1][1] or rules[-1][1].endswith("|") or rules[-1][3] > 0):
-            rules[-1][1] += " " + stripped
-            rules[-1][3] += _open_groups(stripped)
+        if head:
+            body = stripped[head.end():]
+            rules.append(_RuleText(head.group(1), body, line_no, _open_groups(body)))
+        elif rules and rules[-1].goes_on():
+            rules[-1].body += " " + stripped
+            rules[-1].open_groups += _open_groups(stripped)
         elif rules:
-            raise GrammarError(f"line {line_no}: a new line ends rule {rules[-1][0]!r} here (llama.cpp goes on to the "
-                               f"next line only after `::=` or `|`, or inside ( )): {stripped[:30]!r}")
+            raise GrammarError(f"line {line_no}: a new line ends rule {rules[-1].name!r} here (llama.cpp goes on to "
+                               f"the next line only after `::=` or `|`, or inside ( )): {stripped[:30]!r}")
         else:
             raise GrammarError(f"line {line_no}: expected `name ::= ...`, got {stripped[:30]!r}")
-    return [tuple(rule[:3]) for rule in rules]
+    return [(rule.name, rule.body, rule.line_no) for rule in rules]
 
 
 def _bare(text: str):
@@ -227,7 +242,7 @@ def _names_in(node) -> set[str]:
     if isinstance(node, _Ref):
         return {node.name}
     if isinstance(node, _Seq):
-        return set().union(*map(_names_in, node.items)) if node.items else set()
+        return set().union(*map(_names_in, node.items))
     if isinstance(node, _Alt):
         return set().union(*map(_names_in, node.options))
     if isinstance(node, _Repeat):
