@@ -40,6 +40,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import requests
+
 from tinyagent.api_url import is_loopback
 from tinyagent.errors import NO_KEY_NEEDED, ConfigurationError
 from tinyagent.hosting.address import check_can_listen
@@ -220,8 +222,6 @@ def start_local_model(
 def _wait_until_ready(model: LocalModel, limit_s: float = 60.0) -> None:
     """Return once llama.cpp says it is ready: its /health answers 200 (503 while the model loads), and asks no
     key."""
-    import requests
-
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         try:

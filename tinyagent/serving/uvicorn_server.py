@@ -27,6 +27,7 @@ from dataclasses import asdict
 from typing import Self
 
 import uvicorn
+from uvicorn.supervisors import Multiprocess
 
 from tinyagent.errors import ConfigurationError
 from tinyagent.hosting.address import check_port, explain_listen_error, listening_socket
@@ -175,8 +176,6 @@ def serve_workers(config: ServiceConfig, host: str, port: int, workers: int,
         raise
     if listening is not None:
         listening(sock.getsockname()[1])
-    from uvicorn.supervisors import Multiprocess
-
     try:
         supervisor = Multiprocess(settings, sockets=[sock])  # from here on its own handlers take the signals
         if stop is None or not stop.stop_requested:  # a Ctrl-C right after the start was caught, not lost

@@ -21,6 +21,7 @@ import asyncio
 import base64
 import json
 import logging
+import os
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -35,6 +36,7 @@ from tinyagent.memory.run_changes import shortened
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import one_line
 from tinyagent.toolkit.action_input import read_arguments
+from tinyagent.toolkit.confirmation import read_answer
 from tinyagent.toolkit.validation import Problem
 from tinyagent.tools import Tool
 
@@ -241,8 +243,6 @@ class McpConnection:
     def stdio(cls, command: str, args: list[str] | tuple[str, ...] = (), *, env: Mapping[str, str] | None = None,
               cwd: str | None = None, **options: Any) -> McpConnection:
         """Start `command args` as a subprocess and talk MCP over its stdin and stdout."""
-        import os
-
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         params = StdioServerParameters(command=command, args=list(args), env=dict(env or {}), cwd=cwd)
@@ -302,8 +302,6 @@ class McpConnection:
             self._unreadable = message
 
     async def _elicit(self, context: Any, params: Any) -> types.ElicitResult:
-        from tinyagent.toolkit.confirmation import read_answer
-
         try:
             # Which server asks, as this client names it: any server can write "Approve refund of order 88231?"
             question = f"MCP server {self.name!r} asks: {params.message}"

@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
+import os
 import secrets
 import sys
 import threading
@@ -45,23 +46,31 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any, Self, TypeVar
 
 import anyio
 import h11
 import mcp_types as types
+import uvicorn
 from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
+from starlette.applications import Starlette
 from starlette.requests import Request
+from starlette.routing import Route
 
 from tinyagent.errors import TinyAgentError
 from tinyagent.hosting.address import listening_socket
+from tinyagent.hosting.peer_account import accounts_can_be_told
+from tinyagent.hosting.signals import StopSignals
 from tinyagent.protocols.prompt_variants import tool_parameters
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import json_shown
 from tinyagent.serving.connections import MAX_HEADER_BYTES, GuardedH11Protocol, guarded_protocol
+from tinyagent.shop import Shop, shop_registry
 from tinyagent.toolkit.mcp_guards import (
     JsonRpcGuard,
     LinesKept,
@@ -246,10 +255,6 @@ def shop_server_process(*options: str) -> dict[str, Any]:
     """How to start `python -m tinyagent mcp-server OPTIONS` of this very package, as a host's MCP settings hold it:
     {"command": ..., "args": [...], "env": {...}}. The environment names the folder this `tinyagent` came from,
     so the server runs the same code as its client, installed or not."""
-    import os
-    import sys
-    from pathlib import Path
-
     folder = str(Path(__file__).resolve().parents[2])
     path = os.pathsep.join(dict.fromkeys([folder, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
     return {"command": sys.executable, "args": ["-m", "tinyagent", "mcp-server", *options], "env": {"PYTHONPATH": path}}
@@ -282,8 +287,6 @@ class McpHttpServer:
     def __init__(self, registry: ToolRegistry, port: int = 0, *, header_timeout_s: float = HEADER_TIMEOUT_S,
                  body_timeout_s: float = BODY_TIMEOUT_S, max_connections: int = MAX_CONNECTIONS,
                  max_sessions: int = MAX_SESSIONS, **options: Any):
-        import uvicorn
-
         try:
             self._socket = listening_socket("127.0.0.1", port)
         except OSError as exc:
@@ -363,9 +366,6 @@ class McpSessions(StreamableHTTPSessionManager):
     def asgi(self) -> Any:
         """The app to serve: this manager at /mcp, run for the app's lifespan (what the SDK's streamable_http_app
         builds around its own manager)."""
-        from starlette.applications import Starlette
-        from starlette.routing import Route
-
         return Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(self))], lifespan=self.lifespan)
 
     @asynccontextmanager
@@ -409,8 +409,6 @@ class McpH11Protocol(GuardedH11Protocol):
 
 def serve_stdio(registry: ToolRegistry, **options: Any) -> None:
     """Serve over this process's stdin and stdout until the client closes them (how a host runs a local server)."""
-    from mcp.server.stdio import stdio_server
-
     server = registry_server(registry, **options)
 
     async def main(lines: LinesKept) -> None:
@@ -448,12 +446,6 @@ def serve_mcp(db: str, clock: Any, port: int | None = None) -> str:
 
     On stdio the banner goes to stderr: stdout carries the protocol and nothing else. Returns what stopped it.
     """
-    import sys
-
-    from tinyagent.hosting.peer_account import accounts_can_be_told
-    from tinyagent.hosting.signals import StopSignals
-    from tinyagent.shop import Shop, shop_registry
-
     if port is None and (sys.stdin is None or sys.stdout is None):  # started with one closed (<&- or >&-): said
         # before the shop's file is made, which no server would then use
         raise StdioUnusable("stdin or stdout is closed: an MCP client writes requests to the one and "
