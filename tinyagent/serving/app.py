@@ -588,6 +588,18 @@ async def read_json_body(request: Request, limit: int, stopping: asyncio.Event, 
                        "all at once")
     if not body.strip():
         raise ApiError(400, "empty_body", f"the body is empty: send JSON such as {example}")
+    data = body_object(body, example)
+    unknown = sorted(set(data) - set(fields))
+    if unknown and fields == FIELDS:
+        raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}: the body takes \"query\" and, "
+                       'to continue a conversation, "session_id"')
+    if unknown:
+        raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}: send {example}")
+    return data
+
+
+def body_object(body: bytes, example: str) -> dict:
+    """The body as a JSON object, lone surrogates repaired, or the 400 that says what keeps it from being one."""
     try:
         data = request_json(body)
     except UnicodeDecodeError:
@@ -617,12 +629,6 @@ async def read_json_body(request: Request, limit: int, stopping: asyncio.Event, 
     if not isinstance(data, dict):
         raise ApiError(400, "not_an_object", f"the body is JSON {type(data).__name__}, not an object: "
                        f"send {example}")
-    unknown = sorted(set(data) - set(fields))
-    if unknown and fields == FIELDS:
-        raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}: the body takes \"query\" and, "
-                       'to continue a conversation, "session_id"')
-    if unknown:
-        raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}: send {example}")
     return data
 
 
