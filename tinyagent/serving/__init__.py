@@ -6,8 +6,20 @@
 
     python -m tinyagent serve --port 8000          # the same from the terminal; the page is at http://127.0.0.1:8000/
 
-Parts, one idea each: service.py (runs in threads, sessions), app.py (the routes, the JSON errors, the
-Server-Sent Events), uvicorn_server.py (uvicorn from a thread, or several worker processes), page/index.html (the page).
+Parts, one idea each:
+
+    service.py         AgentService: each run's agent, run in a thread of its own; sessions kept in the store
+    app.py             the routes, who may call each, the one-line JSON errors
+    streams.py         a run's events as Server-Sent Events, resumed with Last-Event-ID
+    approvals.py       a refund waiting for a person's yes over HTTP (lesson 15's gate)
+    edits.py           a stored turn continued from a person's edit of one round
+    openai_chat.py     the same agent behind OpenAI's chat API (/v1/chat/completions)
+    openapi.py         the routes described (/openapi.json, /docs)
+    connections.py     how long a connection may take, and how many are held at once
+    stopping.py        a stop that ends every response before uvicorn cuts it
+    uvicorn_server.py  uvicorn from a thread, or several worker processes
+    page/index.html    the page that draws a trace live
+
 Needs the `serve` extra (Starlette and uvicorn); `import tinyagent` never loads this package.
 """
 
