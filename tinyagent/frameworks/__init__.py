@@ -50,9 +50,9 @@ FRAMEWORKS: dict[str, tuple[str, str]] = {
     "agents-sdk": ("agents_sdk_agent", "run"),
 }
 # the package each one needs, for a message that says what to install
-PACKAGES = {"tinyagent": "tinyagent", "tinyagent-function": "tinyagent", "langchain": "langchain", "langchain-classic": "langchain_classic", "llama-index": "llama_index",
-            "llama-index-react": "llama_index", "smolagents": "smolagents", "pydantic-ai": "pydantic_ai",
-            "agents-sdk": "agents"}
+PACKAGES = {"tinyagent": "tinyagent", "tinyagent-function": "tinyagent", "langchain": "langchain",
+            "langchain-classic": "langchain_classic", "llama-index": "llama_index", "llama-index-react": "llama_index",
+            "smolagents": "smolagents", "pydantic-ai": "pydantic_ai", "agents-sdk": "agents"}
 
 
 @dataclass
@@ -168,5 +168,5 @@ def _module(key: str):
     return importlib.import_module(f".{FRAMEWORKS[key][0]}", __name__)
 
 
-__all__ = ["FRAMEWORKS", "FrameworkRun", "Setup", "ToolFailed", "Wire", "WireCall", "available", "endpoint", "framework_name",
-           "run_framework"]
+__all__ = ["FRAMEWORKS", "FrameworkRun", "Setup", "ToolFailed", "Wire", "WireCall", "available", "endpoint",
+           "framework_name", "run_framework"]
