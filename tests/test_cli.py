@@ -337,3 +337,25 @@ def test_serve_reads_an_empty_shop_variable_as_unset(tmp_path):
         server.wait_for_line("Press Ctrl-C to stop")
         assert (tmp_path / ".cache" / "tinyagent" / "bitmall.sqlite3").is_file()
         assert server.stop() == 0, server.output()
+
+
+def test_the_classroom_key_can_come_from_the_environment_where_ps_does_not_show_it(monkeypatch, capsys):
+    # A key on the command line is in /proc/<pid>/cmdline, which every account of the machine may read.
+    from tinyagent.classroom import server
+
+    served = {}
+    monkeypatch.setattr(server, "serve_room", lambda host, port, **options: served.update(options))
+    monkeypatch.setenv("TINYAGENT_CLASSROOM_API_KEY", "room-key-1")
+    assert run_main(["classroom", "--port", "0"], capsys) == (0, "", "")
+    assert served["api_key"] == "room-key-1" and served["hub_auth"] is False
+    assert run_main(["classroom", "--port", "0", "--api-key", "given-key"], capsys)[0] == 0
+    assert served["api_key"] == "given-key"  # the command line, when given, wins
+
+    monkeypatch.setenv("TINYAGENT_CLASSROOM_API_KEY", "a key")
+    code, out, err = run_main(["classroom", "--port", "0"], capsys)
+    assert code == 2 and "--api-key (or $TINYAGENT_CLASSROOM_API_KEY) must be printable ASCII" in err, err
+    monkeypatch.setenv("TINYAGENT_CLASSROOM_API_KEY", "room-key-1")
+    served.clear()
+    code, out, err = run_main(["classroom", "--port", "0", "--hub-auth"], capsys)
+    assert (code, out, served) == (2, "", {})
+    assert err == "error: --hub-auth serves the hub's tokens, not a key: unset TINYAGENT_CLASSROOM_API_KEY\n"

@@ -228,7 +228,11 @@ def _classroom_arguments(room: argparse.ArgumentParser) -> None:
                       help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 for the whole LAN)")
     room.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000; 0: any free port)")
     keys = room.add_mutually_exclusive_group()
-    keys.add_argument("--api-key", type=_api_key(), help="require this key from clients (default: none)")
+    # From the environment too: a key on the command line is in /proc/<pid>/cmdline, which `ps` shows every account.
+    keys.add_argument("--api-key", type=_api_key("TINYAGENT_CLASSROOM_API_KEY"),
+                      default=os.environ.get("TINYAGENT_CLASSROOM_API_KEY"),
+                      help="require this key from clients (default: $TINYAGENT_CLASSROOM_API_KEY, which other "
+                      "accounts cannot read as they can a command line; else none)")
     keys.add_argument("--hub-auth", action="store_true", help="as a JupyterHub service: serve only tokens "
                       "the hub accepts for this service (deploy/jupyterhub/)")
     room.add_argument("--base-path", type=_base_path, default="", help="a prefix a proxy adds to every path, e.g. "
@@ -833,6 +837,10 @@ def _classroom(args: argparse.Namespace) -> int:
 
     if (args.certfile is None) != (args.keyfile is None):
         print("error: --certfile and --keyfile go together: the certificate and its private key", file=sys.stderr)
+        return 2
+    if args.hub_auth and args.api_key is not None:  # argparse sees only --api-key itself as its group's other choice
+        print("error: --hub-auth serves the hub's tokens, not a key: unset TINYAGENT_CLASSROOM_API_KEY",
+              file=sys.stderr)
         return 2
     try:
         tls = tls_context(args.certfile, args.keyfile) if args.certfile is not None else None
