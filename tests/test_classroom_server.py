@@ -1245,7 +1245,8 @@ def test_classroom_with_a_port_out_of_range_is_a_one_line_error(port):
 @pytest.mark.parametrize("key", ["", "   "])
 def test_classroom_with_an_empty_api_key_is_a_one_line_error(key):
     # It served anyone who sent "Authorization: Bearer" with nothing after it.
-    assert_one_line_error(run_command("classroom", "--port", "0", "--api-key", key), "--api-key is empty")
+    assert_one_line_error(run_command("classroom", "--port", "0", "--api-key", key),
+                          "--api-key (or $TINYAGENT_CLASSROOM_API_KEY) is empty")
 
 
 @pytest.mark.parametrize("port", ["³", "٨٠٠٠", "８０００"])
