@@ -101,6 +101,10 @@ def _cut_texts(rng: random.Random) -> Iterator[tuple]:
     # a window of only spaces or line ends is a window too (no draws: the later rules' inputs stay as they were)
     yield ("退货须知如下" + "\n" * 4 + "七天无理由退货。", 4, 1)
     yield ("Refunds:" + " " * 4 + "1-3 days.", 4, 2)
+    # a text of only spaces or line ends is no empty text: its windows are kept, as any text's
+    # (spaces of several kinds, so that where each window starts still shows)
+    yield (" \t\n\u3000\u2003" * 2, 4, 1)
+    yield (" \u3000\n" * 2 + "\t", 4, 2)
 
 
 def _ends(rng: random.Random) -> Iterator[tuple]:
@@ -140,6 +144,9 @@ def _window_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return None
     if not text:
         return "— an empty text has no windows: return []."
+    if not text.strip() and got == []:  # a blank text taken for an empty one, or its blank windows left out
+        return ("— a text of only spaces or line ends is not empty, and its windows are windows: strip none, and "
+                "keep one of only spaces.")
     if any(len(piece) > size for piece in got):
         return f"— a window is longer than size ({size})."
     if got in ([piece for piece in expected if piece.strip()], [piece.strip() for piece in expected],
