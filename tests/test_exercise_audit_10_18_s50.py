@@ -1,11 +1,13 @@
 """Answers to lessons 10-18's exercises from an audit with learner-like answers (session 50) that the checks passed
-or told wrongly: lesson 16's windows that take a text of only spaces for an empty one. Each now fails, or fails
-naming what it did, and each lesson's solution still passes."""
+or told wrongly: lesson 16's windows that take a text of only spaces for an empty one, and lesson 14's cut streams
+whose failure named another mistake than theirs (a strip() at the end told as an empty piece taken for the end, a
+reader that holds nothing back told only as one that stripped its stop strings). Each now fails, or fails naming
+what it did, and each lesson's solution still passes."""
 
 from __future__ import annotations
 
 from tests.test_exercises import failure, passes
-from tinyagent.checks import check_overlapping_windows
+from tinyagent.checks import check_cut_stream, check_overlapping_windows
 
 
 # -- 16, exercise 1 ----------------------------------------------------------------------------------
@@ -39,3 +41,54 @@ def test_16_windows_counted_before_they_are_cut_still_pass():
         return [text[n * step : n * step + size] for n in range(count)]
 
     assert passes(check_overlapping_windows, counted)
+
+
+# -- 14, exercise 1 ----------------------------------------------------------------------------------
+def cut_stream(pieces, stop, *, holds=True):
+    """The solution's cut_stream; with `holds` False, a reader that looks for a stop string in the last piece
+    and the one before, but lets every piece out whole as it comes (it holds nothing back)."""
+    if not holds:
+        before = ""
+        for piece in pieces:
+            text = before + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[len(before) : max(min(found), len(before))]
+                return
+            yield piece
+            before = piece
+        return
+    held = ""
+    for piece in pieces:
+        text = held + piece
+        found = [text.find(s) for s in stop if s in text]
+        if found:
+            yield text[: min(found)]
+            return
+        keep = len(text)
+        for i in range(max(len(text) - max(len(s) for s in stop) + 1, 0), len(text)):
+            if any(s.startswith(text[i:]) for s in stop):
+                keep = i
+                break
+        held = text[keep:]
+        if keep:
+            yield text[:keep]
+    if held:
+        yield held
+
+
+def test_14_a_text_stripped_at_the_end_is_told_of_the_strip_not_of_an_empty_piece():
+    def stripped_at_the_end(pieces, stop):
+        yield "".join(cut_stream(pieces, stop)).rstrip()
+
+    said = failure(check_cut_stream, stripped_at_the_end)
+    assert "keep the text before the stop string as it is: no strip()" in said, said
+    assert "an empty piece" not in said, said
+    assert passes(check_cut_stream, cut_stream)
+
+
+def test_14_a_reader_that_holds_nothing_back_is_told_so_too():
+    said = failure(check_cut_stream, lambda pieces, stop: cut_stream(pieces, stop, holds=False))
+    assert "expected '好的。', got '好的。\\n\\n'" in said, said
+    assert "it cut at 'User:', not at the stop string '\\n\\nUser:' (do not strip it)" in said, said
+    assert "or let '\\n\\n' out too soon (hold it back)" in said, said

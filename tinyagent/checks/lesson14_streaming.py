@@ -333,7 +333,7 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
         return why
     if why := _slip(pieces, stop, expected, got, earliest):
         return why
-    if why := _stop_changed(stop, expected, got, after, earliest):
+    if why := _stop_changed(pieces, stop, expected, got, after, earliest):
         return why
     if earliest and 0 < len(got) - len(expected) < len(earliest[0]) and earliest[0].startswith(got[len(expected):]):
         return (f"— the start of {shown(earliest[0])} came out before it was complete: of the ends that could "
@@ -373,13 +373,22 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
     return "— keep every character of the pieces as it came: only a stop string changes the text, by ending it."
 
 
-def _stop_changed(stop: list[str], expected: str, got: str, after: str, earliest: list[str]) -> str | None:
+def _stop_changed(pieces: list[str], stop: list[str], expected: str, got: str, after: str,
+                  earliest: list[str]) -> str | None:
     """A cut at a stop string the answer changed: stripped of its spaces and line ends, or matched loosely (in any
     case, a full-width colon for a colon), so it cut where no stop string is."""
     stripped = [s for s in earliest if s.strip() and s != s.strip() and after.startswith(s.strip())
                 and not any(after.startswith(other) for other in stop)]  # where no stop string is, as given
     if stripped and got == expected + stripped[0][: len(stripped[0]) - len(stripped[0].lstrip())]:
-        return (f"— it cut at {shown(stripped[0].strip())}, not at the stop string {shown(stripped[0])}: "
+        whole, lead = stripped[0], stripped[0][: len(stripped[0]) - len(stripped[0].lstrip())]
+        end = len(expected) + len(whole)
+        completed = next((k for k in range(1, len(pieces) + 1) if len("".join(pieces[:k])) >= end), len(pieces))
+        if isinstance(got, _Joined) and len(_out_by(got, completed - 1)) > len(expected):
+            # the spaces came out before the piece that completed the stop string: a reader that holds nothing
+            # back, the stop string kept whole, yields the same text at the same time as one that stripped it
+            return (f"— it cut at {shown(whole.strip())}, not at the stop string {shown(whole)} (do not strip it), "
+                    f"or let {shown(lead)} out too soon (hold it back).")
+        return (f"— it cut at {shown(whole.strip())}, not at the stop string {shown(whole)}: "
                 "a stop string is matched as given, its line ends and spaces too (do not strip it).")
     if len(got) >= len(expected):
         return None
@@ -468,7 +477,8 @@ def _slip(pieces: list[str], stop: list[str], expected: str, got: str, earliest:
                 return f"— hold back up to len(stop) - 1 characters ({shown(s[:-1])} here)."
     if "" in pieces:
         before = "".join(_cut_stream(pieces[: pieces.index("")], stop))
-        if before != expected and before.startswith(got) and len(before) - len(got) < max(map(len, stop)):
+        if (before != expected and before.startswith(got) and len(before) - len(got) < max(map(len, stop))
+                and not (expected.startswith(got) and got == expected.rstrip())):  # a strip(), told below
             return "— an empty piece is not the end of the stream: skip it."
     inside = [at for at, piece in zip([0, *starts], pieces, strict=True) if not piece
               and any(len(expected) < at < len(expected) + len(s) for s in earliest)]
