@@ -6,21 +6,11 @@ what it did, and each lesson's solution still passes."""
 
 from __future__ import annotations
 
-from tests.test_exercises import failure, passes
+from tests.test_exercises import cut_stream, failure, passes, windows
 from tinyagent.checks import check_cut_stream, check_overlapping_windows
 
 
 # -- 16, exercise 1 ----------------------------------------------------------------------------------
-def windows(text, size, overlap):  # the solution's
-    pieces, start = [], 0
-    while start < len(text):
-        pieces.append(text[start : start + size])
-        if start + size >= len(text):
-            break
-        start += size - overlap
-    return pieces
-
-
 def test_16_a_text_of_only_spaces_taken_for_an_empty_one_fails():
     def blank_is_empty(text, size, overlap):  # "an empty text has no windows", read as a blank one
         if not text.strip():
@@ -44,37 +34,18 @@ def test_16_windows_counted_before_they_are_cut_still_pass():
 
 
 # -- 14, exercise 1 ----------------------------------------------------------------------------------
-def cut_stream(pieces, stop, *, holds=True):
-    """The solution's cut_stream; with `holds` False, a reader that looks for a stop string in the last piece
-    and the one before, but lets every piece out whole as it comes (it holds nothing back)."""
-    if not holds:
-        before = ""
-        for piece in pieces:
-            text = before + piece
-            found = [text.find(s) for s in stop if s in text]
-            if found:
-                yield text[len(before) : max(min(found), len(before))]
-                return
-            yield piece
-            before = piece
-        return
-    held = ""
+def holds_nothing_back(pieces, stop):
+    """A reader that looks for a stop string in the last piece and the one before, but lets every piece out whole
+    as it comes."""
+    before = ""
     for piece in pieces:
-        text = held + piece
+        text = before + piece
         found = [text.find(s) for s in stop if s in text]
         if found:
-            yield text[: min(found)]
+            yield text[len(before) : max(min(found), len(before))]
             return
-        keep = len(text)
-        for i in range(max(len(text) - max(len(s) for s in stop) + 1, 0), len(text)):
-            if any(s.startswith(text[i:]) for s in stop):
-                keep = i
-                break
-        held = text[keep:]
-        if keep:
-            yield text[:keep]
-    if held:
-        yield held
+        yield piece
+        before = piece
 
 
 def test_14_a_text_stripped_at_the_end_is_told_of_the_strip_not_of_an_empty_piece():
@@ -88,7 +59,7 @@ def test_14_a_text_stripped_at_the_end_is_told_of_the_strip_not_of_an_empty_piec
 
 
 def test_14_a_reader_that_holds_nothing_back_is_told_so_too():
-    said = failure(check_cut_stream, lambda pieces, stop: cut_stream(pieces, stop, holds=False))
+    said = failure(check_cut_stream, holds_nothing_back)
     assert "expected '好的。', got '好的。\\n\\n'" in said, said
     assert "it cut at 'User:', not at the stop string '\\n\\nUser:' (do not strip it)" in said, said
     assert "or let '\\n\\n' out too soon (hold it back)" in said, said
