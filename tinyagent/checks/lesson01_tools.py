@@ -4,8 +4,8 @@ Both exercises are toys with hard-coded data (SF1234567890, order 88231), so eac
 solution's toy, built from what the package's tool answers for that one parcel or order, and the generated inputs
 are those on which the toy and the package's tool agree: numbers and ids the shop does not have, whitespace
 around them, and (for exercise 2) the wrappings models write around one order id. One kind of input is the toy's
-alone, as exercise 1's Markdown says: SF1234567890 in another case or with spaces inside is another number (the
-package's tool forgives lower case)."""
+alone, as exercise 1's Markdown says: SF1234567890 in another case, with spaces inside or in quotes is another
+number (the package's tool forgives lower case and quotes)."""
 
 from __future__ import annotations
 
@@ -205,7 +205,18 @@ def _the_parcel_written_otherwise(rng: random.Random) -> Iterator[tuple]:
     yield ("SF１２３４５６７８９０",)
 
 
+def _the_parcel_in_quotes(rng: random.Random) -> Iterator[tuple]:
+    """The quotes a model writes around a number are not whitespace: strip() keeps them, so the toy reads another
+    number (forgiving what models write is exercise 2's). Fixed inputs: nothing drawn from `rng`."""
+    yield ('"SF1234567890"',)
+    yield ("'SF1234567890'",)
+    yield ("“SF1234567890”",)
+    yield (' "SF1234567890"\n',)
+
+
 def _written_otherwise_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if _found(got) and args[0].strip()[:1] in "\"'“":
+        return "Quotes are not whitespace: strip() keeps them, and so does this toy."
     if _found(got) and not args[0].isascii():
         return f"Only {PARCEL} exactly has events: full-width characters are other ones; do not normalise (NFKC)."
     if _found(got):
@@ -225,6 +236,8 @@ TRACKING_RULES = (
     Rule("only SF1234567890 exactly has events: in another case, full-width or with spaces inside (sf1234567890, "
          "SF 1234 5678 90) it is another number",
          _the_parcel_written_otherwise, hint=_written_otherwise_hint),
+    Rule('in quotes ("SF1234567890") it is another number too: strip() takes whitespace only', _the_parcel_in_quotes,
+         hint=_written_otherwise_hint),
 )
 
 
@@ -292,12 +305,19 @@ def _other_orders(rng: random.Random) -> Iterator[tuple]:
     # Leading zeros are part of the id read: 088231 is not 88231, and 00042's error names 00042.
     yield ("订单 088231",)
     yield ("order #00042, please",)
+    # Short ids are ids too: a number of one to three digits is read, not taken for no number at all.
+    yield ("order #7, please",)
+    yield ("订单 42",)
+    yield ('{"orderId": 123}',)
 
 
 def _other_order_hint(args: tuple, expected: Any, got: Any) -> str | None:
     digits = re.search(r"\d+", args[0])
     if digits is not None and digits.group().startswith("0"):
         return f"The id read is {digits.group()}: keep it as text (int() drops its leading zeros)."
+    if digits is not None and isinstance(got, str) and _read_hint(got) is not None and len(digits.group()) < 4:
+        return (f"{digits.group()} is a number too: read the first run of digits however short it is; the "
+                "\"expected\" hint is for a text with no number at all.")
     if _found(got) and digits is not None:
         if ORDER in digits.group():
             return f"The id read is {digits.group()}, not {ORDER}: compare the whole run of digits."
