@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.test_exercises import (
     ForgivingQueryOrderTool,
     QueryLogisticsTool,
@@ -14,7 +16,8 @@ from tests.test_exercises import (
     passes,
     to_json,
 )
-from tinyagent.checks import check_forgiving_query_order, check_toy_logistics_tool
+from tinyagent import LlmClient, LlmError
+from tinyagent.checks import check_forgiving_query_order, check_toy_logistics_tool, check_unknown_model
 
 
 # -- 01 ---------------------------------------------------------------------------------------------
@@ -41,3 +44,23 @@ def test_01_a_short_order_id_is_an_id_not_no_number():
     assert "an id the toy does not have gets 订单不存在：<id>, the id it read" in said, said
     assert "42 is a number too: read the first run of digits however short it is" in said, said
     assert passes(check_forgiving_query_order, ForgivingQueryOrderTool)
+
+
+# -- 03 ---------------------------------------------------------------------------------------------
+def test_03_a_404_for_a_path_the_server_does_not_serve_is_not_the_unknown_models():
+    from tinyagent.classroom.server import ClassroomServer
+
+    def caught(url: str) -> LlmError:
+        with pytest.raises(LlmError) as raised:
+            LlmClient(url, None, "classroom-xl").chat([{"role": "user", "content": "hi"}])
+        return raised.value
+
+    server = ClassroomServer().start()
+    try:
+        typo = caught(server.base_url + "/v2")  # a URL mistyped: a 404 too, of the path, naming no model
+        right = caught(server.base_url)
+    finally:
+        server.stop()
+    said = failure(check_unknown_model, 404, typo, "body")
+    assert "that 404 is the URL's (a path it does not serve), not the unknown model's" in said, said
+    assert passes(check_unknown_model, 404, right, "body")

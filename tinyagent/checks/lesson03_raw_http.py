@@ -40,6 +40,10 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
     if isinstance(error, AuthenticationError):
         _fail(exercise, f"HTTP {status}, {type(error).__name__}: that is the key's error (a wrong or missing key), "
                         f"not the unknown model's (a 404); {spec}")
+    if _path_not_found(error):
+        _fail(exercise, f"HTTP {status}, {type(error).__name__}, but the server said {_brief(_server_said(error), 60)}: "
+                        "that 404 is the URL's (a path it does not serve), not the unknown model's; send both "
+                        "requests to the lesson's URL, only the model changed")
     if not _unknown_model(error):
         _fail(exercise, f"HTTP {status}, {type(error).__name__} ({_brief(said(error), 120)}): that is not the unknown "
                         f"model's error (the lesson's diagram: unknown model: 404, malformed body: 400); {spec}")
@@ -70,6 +74,23 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
 _NAMES_THE_MODEL = re.compile(r"model|模型", re.IGNORECASE)
 _SAYS_UNKNOWN = re.compile(r"not exist|n't exist|not found|unknown|no such|not supported|unsupported|invalid model\b|"
                            r"not a valid model|不存在|未找到|不支持", re.IGNORECASE)
+
+
+# "model" as a word of its own: a path a server lists in its 404 ("GET /v1/models") names no model.
+_THE_WORD_MODEL = re.compile(r"\bmodel\b|模型", re.IGNORECASE)
+
+
+def _server_said(error: LlmError) -> str:
+    """The server's own words in an error LlmClient raised (after "Server said: "), or "" when it gave none."""
+    return said(error).partition("Server said: ")[2].strip()
+
+
+def _path_not_found(error: LlmError) -> bool:
+    """Whether a 404 is the URL's, not the model's: a 404 answers an unknown path as well as an unknown model, and
+    LlmClient's message names the model either way, so it is told by the server's words, which name no model
+    ("Unknown path /v1/v2/chat/completions", "404 page not found", {"detail": "Not Found"})."""
+    server = _server_said(error)
+    return isinstance(error, NotFoundError) and bool(server) and not _THE_WORD_MODEL.search(server)
 
 
 def _unknown_model(error: LlmError) -> bool:
