@@ -9,15 +9,24 @@ import re
 import pytest
 
 from tests.test_exercises import (
+    FINAL,
     ForgivingQueryOrderTool,
     QueryLogisticsTool,
     QueryOrderTool,
     failure,
+    final_answer_anchored,
+    my_parse,
     passes,
     to_json,
 )
 from tinyagent import LlmClient, LlmError
-from tinyagent.checks import check_forgiving_query_order, check_toy_logistics_tool, check_unknown_model
+from tinyagent.checks import (
+    check_anchored_final_answer,
+    check_forgiving_query_order,
+    check_parser_stops_at_observation,
+    check_toy_logistics_tool,
+    check_unknown_model,
+)
 
 
 # -- 01 ---------------------------------------------------------------------------------------------
@@ -64,3 +73,37 @@ def test_03_a_404_for_a_path_the_server_does_not_serve_is_not_the_unknown_models
     said = failure(check_unknown_model, 404, typo, "body")
     assert "that 404 is the URL's (a path it does not serve), not the unknown model's" in said, said
     assert passes(check_unknown_model, 404, right, "body")
+
+
+# -- 05 ---------------------------------------------------------------------------------------------
+def test_05_an_indented_observation_missed_is_named_as_such():
+    def cut_at_unindented(text):  # cuts the text at the first line that starts with it, the line not stripped
+        if final_answer_of_text(text) is not None:
+            return my_parse(text)
+        lines = text.splitlines()
+        keyed = next((n for n, line in enumerate(lines) if line.startswith("Observation:")), len(lines))
+        return my_parse("\n".join(lines[:keyed]))
+
+    said = failure(check_parser_stops_at_observation, cut_at_unindented)
+    assert "`Observation:` is a section only at the start of a (stripped) line" in said, said
+    assert "(that `Observation:` line is indented: strip it before testing its start)" in said, said
+    assert passes(check_parser_stops_at_observation, lambda text: my_parse(text, stop_at_observation=True))
+
+
+def final_answer_of_text(text):
+    index = text.find(FINAL)
+    return None if index < 0 else text[index:]
+
+
+def test_05_a_key_line_that_holds_the_key_twice_keeps_all_after_the_first():
+    def split_on_its_line(text):  # the key's line split at the key: a second key on it ends the answer
+        lines = text.splitlines()
+        for n, line in enumerate(lines):
+            if line.strip().startswith(FINAL):
+                return "\n".join([line.split(FINAL)[1], *lines[n + 1:]]).strip()
+        return None
+
+    said = failure(check_anchored_final_answer, split_on_its_line)
+    assert "the answer is everything after it to the end of the text" in said, said
+    assert "(`Final Answer:` twice on a line: all after the first stays, the second too)" in said, said
+    assert passes(check_anchored_final_answer, final_answer_anchored)

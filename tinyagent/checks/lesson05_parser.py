@@ -197,6 +197,23 @@ def _observation_at_a_line_start(rng: random.Random) -> Iterator[tuple]:
         yield _text([*_step_lines(rng), *_observation_lines(rng, indent), *_run_on(rng)])
 
 
+def _observation_line_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    """Which of the rule's two halves was missed: an indented `Observation:` line read as no section, or a mention
+    mid-line read as one (both show as the wrong action, and the input is cut short)."""
+    action, want = _action_of(got), _action_of(expected)
+    if action == want:
+        return None
+    lines = str(args[0]).splitlines()
+    indented = next((n for n, line in enumerate(lines)
+                     if line.strip().startswith("Observation:") and line != line.lstrip()), None)
+    if indented is not None and action is not None and any(
+            line.strip().startswith("Action:") for line in lines[indented + 1:]):
+        return "(that `Observation:` line is indented: strip it before testing its start)"
+    if any("Observation:" in line and not line.strip().startswith("Observation:") for line in lines):
+        return "(a Thought that mentions `Observation:` mid-line is no section: the action after it is this step's)"
+    return None
+
+
 def _last_action(rng: random.Random) -> Iterator[tuple]:
     yield (PARSER_CASES[3],)
     yield (PARSER_CASES[5],)
@@ -387,7 +404,7 @@ PARSER_RULES = (
     Rule("an `Observation:` section ends the step: the action the model invented after it is not read",
          _invented_steps, hint=_invented_step_hint),
     Rule("`Observation:` is a section only at the start of a (stripped) line: a Thought that mentions it goes on",
-         _observation_at_a_line_start),
+         _observation_at_a_line_start, hint=_observation_line_hint),
     Rule("the last `Action:` line wins, with the `Action Input:` that follows it (an earlier input belongs to the "
          "discarded action)", _last_action),
     Rule("a line that starts with no key continues the value above it (JSON written over several lines)",
@@ -483,6 +500,9 @@ def _answers_to_the_end(rng: random.Random) -> Iterator[tuple]:
     yield ('Thought: 可以回复了。\nFinal Answer: 订单 88231 已签收。\nObservation: {"orderId":"88231","status":"已签收"}',)
     # An answer that starts with letters of the key, with a colon of its own: all of it stays.
     yield ("Final Answer: All set at 19:05.",)
+    # The key twice on its line (a model that repeats it, an answer that quotes it): all after the first stays.
+    yield ("Thought: 可以回复了。\nFinal Answer: Final Answer: 订单 88231 已签收。",)
+    yield ("Final Answer: 先写 Final Answer: 再写答案。",)
     # A fenced answer is everything after the key too, its fence lines included.
     yield ("Thought: 可以回复了。\nFinal Answer: ```\n订单 88231 已签收。\n```",)
 
@@ -537,6 +557,9 @@ def _no_answer_line(rng: random.Random) -> Iterator[tuple]:
 
 
 def _cut_at_line_end(args: tuple, expected: Any, got: Any) -> str | None:
+    if isinstance(expected, str) and got != expected and any(
+            line.strip().startswith(FINAL_ANSWER) and line.count(FINAL_ANSWER) > 1 for line in str(args[0]).splitlines()):
+        return "(`Final Answer:` twice on a line: all after the first stays, the second too)"
     if isinstance(expected, str) and isinstance(got, str) and got and expected.startswith(got):
         if expected[len(got):].strip().startswith(("Thought:", "Action:", "Observation:")):
             return "(an answer runs to the end of the text, not to the end of its line: keyed lines too)"
