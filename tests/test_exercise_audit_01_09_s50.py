@@ -15,6 +15,7 @@ from tests.test_exercises import (
     QueryOrderTool,
     failure,
     final_answer_anchored,
+    lean_prompt,
     my_parse,
     passes,
     to_json,
@@ -23,6 +24,7 @@ from tinyagent import LlmClient, LlmError
 from tinyagent.checks import (
     check_anchored_final_answer,
     check_forgiving_query_order,
+    check_lean_prompt,
     check_parser_stops_at_observation,
     check_toy_logistics_tool,
     check_unknown_model,
@@ -107,3 +109,15 @@ def test_05_a_key_line_that_holds_the_key_twice_keeps_all_after_the_first():
     assert "the answer is everything after it to the end of the text" in said, said
     assert "(`Final Answer:` twice on a line: all after the first stays, the second too)" in said, said
     assert passes(check_anchored_final_answer, final_answer_anchored)
+
+
+# -- 08 ---------------------------------------------------------------------------------------------
+def test_08_a_description_with_its_whitespace_evened_out_is_not_word_for_word():
+    def tidied(tools):  # each description's runs of whitespace made one space, to save a token or two
+        listed = "".join(f"{tool.name}: {' '.join(tool.describe('en').split())}\n" for tool in tools)
+        return lean_prompt(tools).replace("".join(f"{tool.name}: {tool.describe('en')}\n" for tool in tools), listed)
+
+    said = failure(check_lean_prompt, tidied)
+    assert "descriptions in Chinese, with odd Unicode, colons or numbers, kept word for word" in said, said
+    assert "A description's own spaces are part of it (two after a full stop, a full-width one)" in said, said
+    assert passes(check_lean_prompt, lean_prompt)

@@ -6,6 +6,7 @@ import random
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.reporting import (
@@ -214,6 +215,10 @@ _ODD = ("退货政策：签收后 7 天内可无理由退货。Input: 关键词�
 def _odd_descriptions(rng: random.Random) -> Iterator[tuple]:
     for size in (1, 2, 3, 4, 5, 6):
         yield (_registry_of(rng, size, _ODD + _SAYS),)
+    # Whitespace of a description's own is part of it too: two spaces after a full stop, a full-width space between
+    # Chinese sentences (" ".join(text.split()) makes both one space).
+    yield ((("trackParcel", "Track a parcel.  Input: the tracking number, e.g. SF1234567890."),
+            ("searchPolicy", "查退货政策。\u3000Input: 关键词，如 退货。")),)
 
 
 class _ForTheBudget(tuple):
@@ -307,6 +312,17 @@ def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
     return judge
 
 
+def _spaces_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    """For a prompt that holds a description only once its whitespace is evened out: the spaces it changed."""
+    (tools,) = args
+    if not (isinstance(got, _Verdict) and got.problems and got.problems[0].startswith("no description of")):
+        return None
+    if any("  " in says or "\u3000" in says for _, says in tools):
+        return ("A description's own spaces are part of it (two after a full stop, a full-width one): keep them, "
+                "do not even them out.")
+    return None
+
+
 def _spec_held(tools: tuple[tuple[str, str], ...]) -> _Verdict:
     """The reference: a prompt the spec asks for has nothing wrong with it (the solution's has nothing)."""
     return _Verdict()
@@ -321,7 +337,7 @@ LEAN_RULES = (
     Rule("every tool's description word for word, one tool per line, for tools it has never seen (1 to 6)",
          _tools_never_shown),
     Rule("descriptions in Chinese, with odd Unicode, colons or numbers, kept word for word",
-         _odd_descriptions),
+         _odd_descriptions, hint=_spaces_hint),
     Rule("at most 75% of the default prompt's tokens, for one tool or six, short descriptions or long",
          _many_or_few),
     Rule("a long description (three sentences, over 200 characters) kept word for word too, not cut short",
