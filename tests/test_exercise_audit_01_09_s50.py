@@ -80,7 +80,7 @@ def test_03_a_404_for_a_path_the_server_does_not_serve_is_not_the_unknown_models
 # -- 05 ---------------------------------------------------------------------------------------------
 def test_05_an_indented_observation_missed_is_named_as_such():
     def cut_at_unindented(text):  # cuts the text at the first line that starts with it, the line not stripped
-        if final_answer_of_text(text) is not None:
+        if FINAL in text:  # an answer is read in the whole text, as my_parse reads it
             return my_parse(text)
         lines = text.splitlines()
         keyed = next((n for n, line in enumerate(lines) if line.startswith("Observation:")), len(lines))
@@ -90,11 +90,6 @@ def test_05_an_indented_observation_missed_is_named_as_such():
     assert "`Observation:` is a section only at the start of a (stripped) line" in said, said
     assert "(that `Observation:` line is indented: strip it before testing its start)" in said, said
     assert passes(check_parser_stops_at_observation, lambda text: my_parse(text, stop_at_observation=True))
-
-
-def final_answer_of_text(text):
-    index = text.find(FINAL)
-    return None if index < 0 else text[index:]
 
 
 def test_05_a_key_line_that_holds_the_key_twice_keeps_all_after_the_first():
