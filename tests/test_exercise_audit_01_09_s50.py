@@ -4,15 +4,19 @@ solution still passes."""
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
 
 import pytest
 
 from tests.test_exercises import (
     FINAL,
+    CarefulRegistry,
     ForgivingQueryOrderTool,
     QueryLogisticsTool,
     QueryOrderTool,
+    SuggestingRegistry,
     failure,
     final_answer_anchored,
     lean_prompt,
@@ -26,6 +30,7 @@ from tinyagent.checks import (
     check_forgiving_query_order,
     check_lean_prompt,
     check_parser_stops_at_observation,
+    check_suggesting_registry,
     check_toy_logistics_tool,
     check_unknown_model,
 )
@@ -56,6 +61,29 @@ def test_01_a_short_order_id_is_an_id_not_no_number():
     assert "42 is a number too: read the first run of digits however short it is" in said, said
     assert passes(check_forgiving_query_order, ForgivingQueryOrderTool)
 
+
+
+# -- 02 ---------------------------------------------------------------------------------------------
+def test_02_a_tool_registered_after_the_registry_was_made_is_suggested_too():
+    class NamesKeptFromInit(CarefulRegistry):  # the names read once: a tool registered later is never suggested
+        def __init__(self, tools=()):
+            super().__init__(tools)
+            self.names = list(self.tools)
+
+        def execute(self, action):
+            observation = super().execute(action)
+            data = json.loads(observation) if observation.startswith("{") else None
+            if isinstance(data, dict) and "available_tools" in data:
+                close = difflib.get_close_matches(action.tool_name.strip(), self.names, n=1)
+                if close:
+                    data["did_you_mean"] = close[0]
+                return json.dumps(data, ensure_ascii=False)
+            return observation
+
+    said = failure(check_suggesting_registry, NamesKeptFromInit)
+    assert "a tool registered later (register) is suggested too" in said, said
+    assert "'searchKnowledge' was registered later: suggest among self.tools as it is now" in said, said
+    assert passes(check_suggesting_registry, SuggestingRegistry)
 
 # -- 03 ---------------------------------------------------------------------------------------------
 def test_03_a_404_for_a_path_the_server_does_not_serve_is_not_the_unknown_models():

@@ -86,7 +86,10 @@ class CarefulRegistry:  # lesson 02
     def __init__(self, tools=()):
         self.tools = {}
         for tool in tools:
-            self.tools[tool.name] = tool
+            self.register(tool)
+
+    def register(self, tool):
+        self.tools[tool.name] = tool
 
     def execute(self, action):
         if action is None or not action.tool_name.strip():

@@ -422,6 +422,23 @@ def _says_unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
             "says. Tell CarefulRegistry's error by what only it has (available_tools, or a name not in self.tools).")
 
 
+def _registered_later(rng: random.Random) -> Iterator[tuple]:
+    """Tools registered after the registry was made (CarefulRegistry.register): registered names all the same, in
+    self.tools and in available_tools, so a near-miss of one is suggested. Fixed inputs: nothing drawn from `rng`."""
+    yield (("queryOrder", "echoText"), ("queryLogistics",), Action("queryLogistic", "SF1234567890"))
+    yield (("getCurrentTime",), ("searchKnowledge",), Action("searchKnowledg", "退货"))
+
+
+def _registered_later_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    _, late, action = args
+    want, have = json.loads(_text_of(expected)), _text_of(got)
+    have = json.loads(have) if isinstance(have, str) and have.startswith("{") else None
+    said = want.get("did_you_mean")
+    if said in late and isinstance(have, dict) and have.get("did_you_mean") != said:
+        return f"{shown(said)} was registered later: suggest among self.tools as it is now."
+    return _unknown_tool_hint((action,), expected, got)
+
+
 OTHER_REGISTRY = "a registry of other tools suggests among its own names only, never a tool it does not hold"
 
 SUGGESTION_RULES = (
@@ -441,6 +458,8 @@ SUGGESTION_RULES = (
          hint=lambda args, expected, got: "Pass CarefulRegistry's error for it on as it is."),
     Rule("a real tool's Observation is passed as it is, even one that says \"unknown tool\" (a tool's own words)",
          _says_unknown_tool, hint=_says_unknown_tool_hint),
+    Rule("a tool registered later (register) is suggested too",
+         _registered_later, hint=_registered_later_hint),
 )
 
 
@@ -458,6 +477,18 @@ def _read_suggestion(value: Any) -> Any:
         text = {key: data[key] for key in ("did_you_mean", "available_tools") if key in data}
         text["error"] = "…" if "error" in data else "(none)"
     return replace(value, observation=text) if isinstance(value, WithRefunds) else text
+
+
+class _Suggesting:
+    """02, exercise 1's answer as a registry: its tools, register (CarefulRegistry's), and `_suggesting`'s execute,
+    which reads the tools as they are when it is called."""
+
+    def __init__(self, tools: list[Tool]):
+        self.tools = {tool.name: tool for tool in tools}
+        self.execute = _suggesting(self.tools)
+
+    def register(self, tool: Tool) -> None:
+        self.tools[tool.name] = tool
 
 
 def _suggesting(tools: dict[str, Tool]) -> Callable[[Action], str]:
@@ -500,21 +531,24 @@ def _registry_tools(names: tuple[str, ...], shop: Shop) -> list[Tool]:
             else FunctionTool(name, "A tool of another service: returns its input.", str) for name in names]
 
 
-def _per_registry(shops: Callable[[Action], Any],
-                  build: Callable[[list[Tool]], Callable[[Action], Any]]) -> Callable[..., Any]:
+def _per_registry(shops: Callable[[Action], Any], build: Callable[[list[Tool]], Any]) -> Callable[..., Any]:
     """One side of the check: an Action alone goes to `shops` (the shop's registry); (names, Action) to a registry
     of other tools `build` makes once per case, over a shop of its own (it may hold applyRefund), which answers
-    every Action of its case, as the shop's registry answers all the others."""
-    made: dict[tuple[str, ...], Callable[[Action], Any]] = {}
+    every Action of its case, as the shop's registry answers all the others; (names, later, Action) to one made
+    with `names` that then registers the tools named `later`, one by one."""
+    made: dict[tuple, Callable[[Action], Any]] = {}
 
     def answer(*args: Any) -> Any:
         if len(args) == 1:
             return shops(*args)
-        names, action = args
-        if names not in made:
+        *case, action = args
+        if tuple(case) not in made:
             own_shop = _counting_shop()
-            made[names] = _with_shop(build(_registry_tools(names, own_shop)), own_shop)
-        return made[names](action)
+            registry = build(_registry_tools(case[0], own_shop))
+            for tool in _registry_tools(case[1], own_shop) if len(case) > 1 else ():
+                registry.register(tool)
+            made[tuple(case)] = _with_shop(registry.execute, own_shop)
+        return made[tuple(case)](action)
 
     return answer
 
@@ -522,8 +556,9 @@ def _per_registry(shops: Callable[[Action], Any],
 def _show_asked(args: tuple) -> str:
     if len(args) == 1:
         return _show_action(args)
-    names, action = args
-    return f"{_show_action((action,))} in a registry of {', '.join(names)}"
+    names, *later, action = args
+    registered = f", then {', '.join(later[0])} registered" if later else ""
+    return f"{_show_action((action,))} in a registry of {', '.join(names)}{registered}"
 
 
 @grades("Exercise 1", spec=Spec(SUGGESTION_RULES))
@@ -535,8 +570,8 @@ def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
     shop, reference_shop = _counting_shop(), _counting_shop()
     registry = _with_shop(_instance(exercise, SuggestingRegistry, shop_tools(shop)).execute, shop)
     reference = _with_shop(_suggesting({tool.name: tool for tool in shop_tools(reference_shop)}), reference_shop)
-    mine = _per_registry(registry, lambda tools: _instance(exercise, SuggestingRegistry, tools).execute)
-    expected = _per_registry(reference, lambda tools: _suggesting({tool.name: tool for tool in tools}))
+    mine = _per_registry(registry, lambda tools: _instance(exercise, SuggestingRegistry, tools))
+    expected = _per_registry(reference, _Suggesting)
     tried = agree_on(exercise, "check_suggesting_registry", SUGGESTION_RULES, mine, expected, shape=_a_string,
                      read=_read_suggestion, call="execute(action)", show=_show_asked)
     return _passed(exercise, f"{tried} generated Actions: near-misses get the closest name, other names only the "
