@@ -23,6 +23,7 @@ from tests.test_exercises import (
     my_parse,
     passes,
     to_json,
+    tool_messages_with,
 )
 from tinyagent import LlmClient, LlmError
 from tinyagent.checks import (
@@ -31,6 +32,7 @@ from tinyagent.checks import (
     check_lean_prompt,
     check_parser_stops_at_observation,
     check_suggesting_registry,
+    check_tool_messages,
     check_toy_logistics_tool,
     check_unknown_model,
 )
@@ -144,3 +146,28 @@ def test_08_a_description_with_its_whitespace_evened_out_is_not_word_for_word():
     assert "descriptions in Chinese, with odd Unicode, colons or numbers, kept word for word" in said, said
     assert "A description's own spaces are part of it (two after a full stop, a full-width one)" in said, said
     assert passes(check_lean_prompt, lean_prompt)
+
+
+# -- 09 ---------------------------------------------------------------------------------------------
+tool_messages = tool_messages_with()
+
+
+def test_09_arguments_changed_on_the_way_to_run_tool_are_named_as_such():
+    def with_a_default(message, run_tool):  # a key added to every call's arguments
+        return tool_messages(message, lambda name, arguments: run_tool(name, {**arguments, "lang": "zh"}))
+
+    def ids_as_numbers(message, run_tool):  # orderId made an int, as a number "should" be
+        def typed(name, arguments):
+            if "orderId" in arguments:
+                arguments = {**arguments, "orderId": int(arguments["orderId"])}
+            return run_tool(name, arguments)
+
+        return tool_messages(message, typed)
+
+    for changed, ran in ((with_a_default, "{'orderId': '88231', 'lang': 'zh'}"), (ids_as_numbers, "{'orderId': 88231}")):
+        said = failure(check_tool_messages, changed)
+        # was blamed on call_text's string (a key added) or on call_broken's JSON (the id an int)
+        assert "call_text" not in said and "call_broken" not in said, said
+        assert f"run_tool ran queryOrder with {ran}, where the call's arguments are {{'orderId': '88231'}}" in said
+        assert "nothing added or changed" in said, said
+    assert passes(check_tool_messages, tool_messages)

@@ -547,9 +547,16 @@ def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, 
         kinds = sorted({type(arguments).__name__ for _, arguments in tools.calls})
         _fail(exercise, f"run_tool takes the arguments as a dict (json.loads of the call's arguments string), got "
                         f"{', '.join(kinds)}")
-    if any(name == "queryOrder" and arguments.get("orderId") != "88231" for name, arguments in tools.calls):
+    if sum(name == "queryOrder" for name, _ in tools.calls) > 1 and any(
+            name == "queryOrder" and arguments.get("orderId") != "88231" for name, arguments in tools.calls):
         _fail(exercise, "call_broken's arguments are not valid JSON: answer it with an error, and do not run the "
                         "tool with anything made up")
+    if changed := next(((name, arguments) for name, arguments in tools.calls
+                        if name in _OBJECT_CALLS and arguments != _OBJECT_CALLS[name]), None):
+        name, arguments = changed
+        _fail(exercise, f"run_tool ran {name} with {_brief(arguments, 40)}, where the call's arguments are "
+                        f"{shown(_OBJECT_CALLS[name])}: pass the dict json.loads makes of them as it is, nothing "
+                        "added or changed")
     broken = _json_error(by_id["call_broken"])
     if broken is None:
         _fail(exercise, f"call_broken's arguments are not valid JSON, so its content should be an error the model "
@@ -617,14 +624,21 @@ def _replied(exercise: str, tool_messages: Callable, reply: dict, tools: _CheckT
     return tools
 
 
+# What each tool of TOOL_CALLS_REPLY runs with, once: the arguments of its one call that holds a JSON object.
+_OBJECT_CALLS = {"queryOrder": {"orderId": "88231"}, "queryLogistics": {"trackingNo": "SF1234567890"},
+                 "searchKnowledge": {"query": "退货 政策"}}
+
+
 def _made_of_non_objects(calls: list[tuple[str, Any]]) -> tuple[str, Any] | None:
     """(the call's id, the arguments the tool ran with) for the first call of TOOL_CALLS_REPLY whose arguments are
-    JSON but not an object and still reached its tool, made into an object ({"value": ["88231"]}), or None."""
+    JSON but not an object and still reached its tool, made into an object ({"value": ["88231"]}), or None. Only a
+    tool run more often than its object call: one run with arguments changed is that call's (a key added)."""
+    runs = Counter(name for name, _ in calls)
     for call in TOOL_CALLS_REPLY["tool_calls"]:
         call_id, name = call["id"], call["function"]["name"]
-        if call_id not in NOT_OBJECTS:
+        if call_id not in NOT_OBJECTS or runs[name] <= 1:
             continue
-        meant = {"queryOrder": {"orderId": "88231"}, "queryLogistics": {"trackingNo": "SF1234567890"}}[name]
+        meant = _OBJECT_CALLS[name]
         for ran, arguments in calls:
             if ran == name and arguments != meant and _holds(arguments, NOT_OBJECTS[call_id]):
                 return call_id, arguments
