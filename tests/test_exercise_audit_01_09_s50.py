@@ -17,11 +17,13 @@ from tests.test_exercises import (
     QueryLogisticsTool,
     QueryOrderTool,
     SuggestingRegistry,
+    count_invented_observations,
     failure,
     final_answer_anchored,
     lean_prompt,
     my_parse,
     passes,
+    pretended_tools,
     to_json,
     tool_messages_with,
 )
@@ -29,8 +31,10 @@ from tinyagent import LlmClient, LlmError
 from tinyagent.checks import (
     check_anchored_final_answer,
     check_forgiving_query_order,
+    check_invented_counter,
     check_lean_prompt,
     check_parser_stops_at_observation,
+    check_pretended_calls,
     check_suggesting_registry,
     check_tool_messages,
     check_toy_logistics_tool,
@@ -107,6 +111,52 @@ def test_03_a_404_for_a_path_the_server_does_not_serve_is_not_the_unknown_models
     assert passes(check_unknown_model, 404, right, "body")
 
 
+
+# -- 04 and 05: a key indented with full-width spaces (U+3000), as Chinese text indents a paragraph -----------
+SPACE_AND_TAB = " \t"  # what a learner lists as indentation: lstrip(" \t") keeps U+3000, which strip() takes
+
+
+def test_04_a_key_indented_with_full_width_spaces_counts():
+    def counted(text):
+        return sum(line.lstrip(SPACE_AND_TAB).startswith("Observation:") for line in text.split("\n"))
+
+    def named(text):
+        lines = [line.lstrip(SPACE_AND_TAB) for line in text.split("\n")]
+        return [line[len("Action:"):].strip() for line in lines if line.startswith("Action:")]
+
+    said = failure(check_invented_counter, counted)
+    assert "after leading spaces (an indented line) counts too" in said, said
+    assert "(that `Observation:` line is indented with U+3000 spaces: strip() takes them" in said, said
+    said = failure(check_pretended_calls, named, ["getCurrentTime", "searchKnowledge"])
+    assert "an indented `Action:` line is an Action line too" in said, said
+    assert "(that `Action:` line is indented with U+3000 spaces: strip() takes them" in said, said
+    assert passes(check_invented_counter, count_invented_observations)
+    assert passes(check_pretended_calls, pretended_tools, ["getCurrentTime", "searchKnowledge"])
+
+
+def test_05_a_key_indented_with_full_width_spaces_counts():
+    def cut(text):
+        if FINAL in text:
+            return my_parse(text)
+        lines = text.splitlines()
+        keyed = next((n for n, line in enumerate(lines) if line.lstrip(SPACE_AND_TAB).startswith("Observation:")),
+                     len(lines))
+        return my_parse("\n".join(lines[:keyed]))
+
+    def anchored(text):
+        lines = text.splitlines()
+        for n, line in enumerate(lines):
+            if line.lstrip(SPACE_AND_TAB).startswith(FINAL):
+                return "\n".join([line.lstrip(SPACE_AND_TAB)[len(FINAL):], *lines[n + 1:]]).strip()
+        return None
+
+    said = failure(check_parser_stops_at_observation, cut)
+    assert "(that `Observation:` line is indented, with U+3000 spaces: strip() takes them)" in said, said
+    said = failure(check_anchored_final_answer, anchored)
+    assert "the line is stripped before its start is tested: an indented `Final Answer:` line counts" in said, said
+    assert "(that `Final Answer:` line is indented with U+3000 spaces: strip() takes them off too" in said
+    assert passes(check_anchored_final_answer, final_answer_anchored)
+
 # -- 05 ---------------------------------------------------------------------------------------------
 def test_05_an_indented_observation_missed_is_named_as_such():
     def cut_at_unindented(text):  # cuts the text at the first line that starts with it, the line not stripped
@@ -118,7 +168,7 @@ def test_05_an_indented_observation_missed_is_named_as_such():
 
     said = failure(check_parser_stops_at_observation, cut_at_unindented)
     assert "`Observation:` is a section only at the start of a (stripped) line" in said, said
-    assert "(that `Observation:` line is indented: strip it before testing its start)" in said, said
+    assert "(that `Observation:` line is indented" in said, said
     assert passes(check_parser_stops_at_observation, lambda text: my_parse(text, stop_at_observation=True))
 
 
@@ -164,7 +214,8 @@ def test_09_arguments_changed_on_the_way_to_run_tool_are_named_as_such():
 
         return tool_messages(message, typed)
 
-    for changed, ran in ((with_a_default, "{'orderId': '88231', 'lang': 'zh'}"), (ids_as_numbers, "{'orderId': 88231}")):
+    ran_with = {with_a_default: "{'orderId': '88231', 'lang': 'zh'}", ids_as_numbers: "{'orderId': 88231}"}
+    for changed, ran in ran_with.items():
         said = failure(check_tool_messages, changed)
         # was blamed on call_text's string (a key added) or on call_broken's JSON (the id an int)
         assert "call_text" not in said and "call_broken" not in said, said

@@ -1596,7 +1596,7 @@ def test_05_anchored_final_answer():
         match = re.search(r"^ *Final Answer:(.*)", text, re.MULTILINE | re.DOTALL)
         return match.group(1).strip() if match else None
 
-    fails(check_anchored_final_answer, spaces_regex, says="indented with a tab: strip() takes tabs off too")
+    fails(check_anchored_final_answer, spaces_regex, says="off too, ' ' or ' *' does not")  # a tab, or U+3000
 
 
 # -- 06 ---------------------------------------------------------------------------------------------

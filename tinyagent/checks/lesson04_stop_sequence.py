@@ -145,6 +145,8 @@ def _indented_observations(rng: random.Random) -> Iterator[tuple]:
         yield (_run_on(rng, _tools(rng, steps), indent=lambda: rng.choice(("", " ", "  ", "    ")),
                        end="observed"),)
     yield (f"   Observation:{_observation_value(rng)}",)
+    # Indented with full-width spaces, as Chinese text indents a paragraph: spaces too, which strip() takes.
+    yield ('Thought: 先查订单。\nAction: queryOrder\nAction Input: 88231\n\u3000\u3000Observation: {"status":"已签收"}',)
 
 
 _MENTIONS = ("Thought: I wait for the Observation: it comes from the tool.",
@@ -193,6 +195,17 @@ def _no_observation(rng: random.Random) -> Iterator[tuple]:
     yield (f"{STOPPED}Observation：{{\"orderId\":\"88231\",\"status\":\"已签收\"}}",)
 
 
+def _full_width_indent(key: str) -> Callable[[tuple, Any, Any], str | None]:
+    """A hint for an answer that missed a `key` line indented with full-width spaces (U+3000, the way Chinese text
+    indents a paragraph): the failing input is shown cut short, and the spaces look like any other."""
+    def hint(args: tuple, expected: Any, got: Any) -> str | None:
+        if got != expected and any(line.strip().startswith(key) and "\u3000" in line[:line.find(key)]
+                                   for line in args[0].splitlines()):
+            return f"(that `{key}` line is indented with U+3000 spaces: strip() takes them, lstrip(' ') does not)"
+        return None
+    return hint
+
+
 def _key_as_written(key: str) -> Callable[[tuple, Any, Any], str | None]:
     """A hint for an answer that read a lower-case or full-width-colon key as `key` (on the rules' inputs that
     hold one and no real key)."""
@@ -239,7 +252,7 @@ INVENTED_RULES = (
     Rule("each line that starts with `Observation:` counts, however many a run-on reply invents", _run_on_replies,
          hint=_run_on_hint),
     Rule("a line that starts with `Observation:` after leading spaces (an indented line) counts too",
-         _indented_observations),
+         _indented_observations, hint=_full_width_indent("Observation:")),
     Rule("a line that mentions `Observation:` in the middle (a Thought, an answer) does not count", _mentions,
          hint=_after_an_answer("Observation:")),
     Rule("a reply with no `Observation:` line (a stopped one, an empty one, a lower-case or full-width-colon key) "
@@ -316,6 +329,7 @@ def _indented_actions(rng: random.Random) -> Iterator[tuple]:
             lines += _step(rng, tool, indent=rng.choice((" ", "  ", "    ")))
             lines.append(f"Observation: {_observation_value(rng)}")
         yield ("\n".join(lines),)
+    yield ("Thought: 先查订单。\n\u3000\u3000Action: queryOrder\nAction Input: 88231",)  # full-width spaces
 
 
 _ACTION_MENTIONS = ("Thought: I will use Action: getCurrentTime later.",
@@ -428,7 +442,7 @@ PRETENDED_RULES = (
          "twice); an `Action Input:` line is not one", _each_action, hint=_colon_hint),
     Rule("an `Action:` line with no space after the colon (`Action:queryOrder`) is one too", _no_space_after_the_key,
          hint=_no_space_hint),
-    Rule("an indented `Action:` line is an Action line too", _indented_actions),
+    Rule("an indented `Action:` line is an Action line too", _indented_actions, hint=_full_width_indent("Action:")),
     Rule("a line that mentions `Action:` in the middle (a Thought, an answer) is not an Action line",
          _mentioned_actions, hint=_after_an_answer("Action:")),
     Rule("a reply with no `Action:` line (a final answer, an empty reply, a lower-case or full-width-colon key) "

@@ -195,6 +195,8 @@ def _observation_at_a_line_start(rng: random.Random) -> Iterator[tuple]:
     for _ in range(5):  # an indented Observation line is a section all the same
         indent = rng.choice((" ", "  ", "    ", "\t"))
         yield _text([*_step_lines(rng), *_observation_lines(rng, indent), *_run_on(rng)])
+    # indented with full-width spaces, as Chinese text indents a paragraph: strip() takes them too
+    yield (INVENTED_STEP.replace("\nObservation:", "\n\u3000\u3000Observation:"),)
 
 
 def _observation_line_hint(args: tuple, expected: Any, got: Any) -> str | None:
@@ -208,6 +210,8 @@ def _observation_line_hint(args: tuple, expected: Any, got: Any) -> str | None:
                      if line.strip().startswith("Observation:") and line != line.lstrip()), None)
     if indented is not None and action is not None and any(
             line.strip().startswith("Action:") for line in lines[indented + 1:]):
+        if "\u3000" in lines[indented][:lines[indented].find("Observation:")]:
+            return "(that `Observation:` line is indented, with U+3000 spaces: strip() takes them)"
         return "(that `Observation:` line is indented: strip it before testing its start)"
     if any("Observation:" in line and not line.strip().startswith("Observation:") for line in lines):
         return "(a Thought that mentions `Observation:` mid-line is no section: the action after it is this step's)"
@@ -509,10 +513,13 @@ def _answers_to_the_end(rng: random.Random) -> Iterator[tuple]:
 
 def _tab_indent_hint(args: tuple, expected: Any, got: Any) -> str | None:
     """A key indented with a tab missed: the failing input is shown cut short, so say what the indent is."""
-    if got is None and isinstance(expected, str) and any(
-            line.strip().startswith(FINAL_ANSWER) and "\t" in line[:line.find(FINAL_ANSWER)]
-            for line in str(args[0]).splitlines()):
+    indents = [line[:line.find(FINAL_ANSWER)] for line in str(args[0]).splitlines()
+               if line.strip().startswith(FINAL_ANSWER)]
+    if got is None and isinstance(expected, str) and any("\t" in indent for indent in indents):
         return "(that `Final Answer:` line is indented with a tab: strip() takes tabs off too, ' ' or ' *' does not)"
+    if got is None and isinstance(expected, str) and any("\u3000" in indent for indent in indents):
+        return ("(that `Final Answer:` line is indented with U+3000 spaces: strip() takes them off too, ' ' or ' *' "
+                "does not)")
     return None
 
 
@@ -520,6 +527,8 @@ def _indented_keys(rng: random.Random) -> Iterator[tuple]:
     yield (ANCHORED_CASES[2][0],)
     for _ in range(4):
         yield _text(_answer_lines(rng, indent=rng.choice((" ", "  ", "    ", "\t"))))
+    # indented with full-width spaces, as Chinese text indents a paragraph: strip() takes them too
+    yield ("Thought: 好了。\n\u3000\u3000Final Answer: 订单 88231 已签收。",)
 
 
 _ANSWER_MENTIONS = ("Thought: Too early for a Final Answer: I need the order first.",
