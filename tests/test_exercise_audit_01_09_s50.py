@@ -40,6 +40,7 @@ from tinyagent.checks import (
     check_toy_logistics_tool,
     check_unknown_model,
 )
+from tinyagent.classroom.server import ClassroomServer
 
 
 # -- 01 ---------------------------------------------------------------------------------------------
@@ -91,10 +92,9 @@ def test_02_a_tool_registered_after_the_registry_was_made_is_suggested_too():
     assert "'searchKnowledge' was registered later: suggest among self.tools as it is now" in said, said
     assert passes(check_suggesting_registry, SuggestingRegistry)
 
+
 # -- 03 ---------------------------------------------------------------------------------------------
 def test_03_a_404_for_a_path_the_server_does_not_serve_is_not_the_unknown_models():
-    from tinyagent.classroom.server import ClassroomServer
-
     def caught(url: str) -> LlmError:
         with pytest.raises(LlmError) as raised:
             LlmClient(url, None, "classroom-xl").chat([{"role": "user", "content": "hi"}])
@@ -157,6 +157,7 @@ def test_05_a_key_indented_with_full_width_spaces_counts():
     assert "(that `Final Answer:` line is indented with U+3000 spaces: strip() takes them off too" in said
     assert passes(check_anchored_final_answer, final_answer_anchored)
 
+
 # -- 05 ---------------------------------------------------------------------------------------------
 def test_05_an_indented_observation_missed_is_named_as_such():
     def cut_at_unindented(text):  # cuts the text at the first line that starts with it, the line not stripped
@@ -190,7 +191,8 @@ def test_05_a_key_line_that_holds_the_key_twice_keeps_all_after_the_first():
 def test_08_a_description_with_its_whitespace_evened_out_is_not_word_for_word():
     def tidied(tools):  # each description's runs of whitespace made one space, to save a token or two
         listed = "".join(f"{tool.name}: {' '.join(tool.describe('en').split())}\n" for tool in tools)
-        return lean_prompt(tools).replace("".join(f"{tool.name}: {tool.describe('en')}\n" for tool in tools), listed)
+        as_given = "".join(f"{tool.name}: {tool.describe('en')}\n" for tool in tools)
+        return lean_prompt(tools).replace(as_given, listed)
 
     said = failure(check_lean_prompt, tidied)
     assert "descriptions in Chinese, with odd Unicode, colons or numbers, kept word for word" in said, said
