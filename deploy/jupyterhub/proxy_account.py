@@ -30,6 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from learner_accounts import write_private_copies  # this folder's module, found through the line above
 
+from tinyagent.hosting.peer_account import listening_uids
+
 # configurable-http-proxy's options that name a file it reads: the keys and certificates of its API, of its
 # connections to each learner's server (JupyterHub's internal_ssl), and of its public page if that is HTTPS.
 FILE_OPTIONS = ("--api-ssl-key", "--api-ssl-cert", "--api-ssl-ca", "--client-ssl-key", "--client-ssl-cert",
@@ -74,21 +76,6 @@ def page_port_problem(ip: str, port: int, proxy_uid: int) -> str | None:
     return (f"port {port} of {ip}, the hub's page, is held by the account {names}, not by the hub's proxy: it would "
             "get what the learners' browsers and kernels send the hub, their tokens with them; stop its process "
             f"(ss -ltnp 'sport = :{port}' shows it) and start the hub again")
-
-
-def listening_uids(port: int) -> set[int]:
-    """The accounts (uids) whose sockets listen on TCP `port`, on any address (Linux's /proc/net/tcp and tcp6)."""
-    uids = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table, encoding="ascii") as lines:
-                next(lines, None)  # the column names
-                for fields in (line.split() for line in lines):
-                    if fields[3] == "0A" and int(fields[1].rpartition(":")[2], 16) == port:  # 0A: LISTEN
-                        uids.add(int(fields[7]))
-        except (OSError, ValueError, IndexError):
-            continue
-    return uids
 
 
 def _account_name(uid: int) -> str:

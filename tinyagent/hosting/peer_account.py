@@ -78,17 +78,35 @@ def client_sockets(client: tuple[str, int], server: tuple[str, int]) -> Iterator
         local, remote = proc_address(*client, ipv6=ipv6), proc_address(*server, ipv6=ipv6)
         if local is None or remote is None:
             continue
-        found = []
         try:
-            with open(table, encoding="ascii") as lines:
-                next(lines, None)  # the column names
-                for line in lines:
-                    fields = line.split()
-                    if fields[1:3] == [local, remote]:
-                        found.append((int(fields[7]), int(fields[9])))
-        except (OSError, ValueError, IndexError):
+            found = [(int(fields[7]), int(fields[9])) for fields in socket_lines(table) if fields[1:3] == [local, remote]]
+        except (ValueError, IndexError):  # a line not as the kernel writes them: this table says nothing
             continue
-        yield from found  # once the file is closed: a caller may stop at the first
+        yield from found
+
+
+def listening_uids(port: int) -> set[int]:
+    """The accounts (uids) whose sockets listen on TCP `port`, on any address (deploy/jupyterhub/proxy_account.py
+    asks who holds the hub's page port)."""
+    uids: set[int] = set()
+    for table in TABLES:
+        try:
+            uids.update(int(fields[7]) for fields in socket_lines(table)
+                        if fields[3] == "0A" and int(fields[1].rpartition(":")[2], 16) == port)  # 0A: LISTEN
+        except (ValueError, IndexError):
+            continue
+    return uids
+
+
+def socket_lines(table: str) -> list[list[str]]:
+    """The fields of each socket /proc/net/tcp or tcp6 (`table`) lists, its column names left out; none when it
+    cannot be read (not Linux, /proc/net hidden). Read whole, so the file is closed before anyone looks."""
+    try:
+        with open(table, encoding="ascii") as lines:
+            next(lines, None)  # the column names
+            return [line.split() for line in lines]
+    except OSError:
+        return []
 
 
 def accounts_can_be_told() -> bool:
